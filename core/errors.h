@@ -1,0 +1,53 @@
+// Two kinds of failure. User mistakes (a bad dim, a wrong dtype, a CUDA tensor without CUDA) throw
+// typed exceptions that the bindings turn into ValueError / IndexError / TypeError / MemoryError /
+// minitensor.CudaError with a message the user can act on. Broken internal invariants use
+// MT_ASSERT, which reports the file and line because it is our bug, not theirs.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace mt {
+
+struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct OutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct CudaError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct InternalError : std::logic_error { using std::logic_error::logic_error; };
+
+template <typename... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+}  // namespace mt
+
+#define MT_THROW(ExceptionType, ...) throw ::mt::ExceptionType(::mt::str_cat(__VA_ARGS__))
+#define MT_THROW_VALUE(...) MT_THROW(ValueError, __VA_ARGS__)
+#define MT_THROW_INDEX(...) MT_THROW(IndexError, __VA_ARGS__)
+#define MT_THROW_TYPE(...) MT_THROW(TypeError, __VA_ARGS__)
+
+#define MT_CHECK_VALUE(cond, ...) \
+  do {                            \
+    if (!(cond)) MT_THROW_VALUE(__VA_ARGS__); \
+  } while (0)
+#define MT_CHECK_INDEX(cond, ...) \
+  do {                            \
+    if (!(cond)) MT_THROW_INDEX(__VA_ARGS__); \
+  } while (0)
+#define MT_CHECK_TYPE(cond, ...) \
+  do {                           \
+    if (!(cond)) MT_THROW_TYPE(__VA_ARGS__); \
+  } while (0)
+
+#define MT_ASSERT(cond, ...)                                                                  \
+  do {                                                                                        \
+    if (!(cond))                                                                              \
+      throw ::mt::InternalError(::mt::str_cat("minitensor internal assert failed: " #cond     \
+                                              " at " __FILE__ ":", __LINE__, ". " __VA_ARGS__)); \
+  } while (0)
