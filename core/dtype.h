@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/errors.h"
 #include "core/half.h"
 
 namespace mt {

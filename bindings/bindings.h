@@ -1,0 +1,37 @@
+// Shared pieces of the pybind11 layer. core/ and ops/ know nothing of Python; everything that
+// turns Python objects into C++ ones (and back) lives in bindings/.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "core/tensor.h"
+
+namespace mt::bindings {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& m);
+void bind_types(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_creation(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_cuda(py::module_& m);
+void bind_dlpack(py::module_& m);
+
+// Accepts "cuda:1", a minitensor.device, or None (-> `fallback`).
+Device to_device(const py::handle& obj, Device fallback = Device());
+// Accepts a minitensor dtype or None (-> `fallback`).
+DType to_dtype(const py::handle& obj, DType fallback);
+// (2, 3), [2, 3] or the varargs of reshape(2, 3) -> {2, 3}.
+Shape to_shape(const py::args& args);
+
+// Tensor from nested lists, scalars, NumPy arrays or other tensors (a copy, like torch.tensor).
+Tensor tensor_from_data(const py::handle& data, const py::handle& dtype, const py::handle& device);
+// Zero-copy view of a NumPy array's memory; the array stays alive while the tensor does.
+Tensor tensor_from_numpy(const py::array& array);
+// Zero-copy NumPy view of a CPU tensor (which the array keeps alive).
+py::array tensor_to_numpy(const Tensor& tensor, const py::object& owner);
+
+}  // namespace mt::bindings

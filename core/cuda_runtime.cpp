@@ -1,0 +1,192 @@
+#include "core/cuda_runtime.h"
+
+#include "core/errors.h"
+
+#ifdef MINITENSOR_WITH_CUDA
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "core/cuda_check.h"
+
+namespace mt {
+
+void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
+  if (err == cudaErrorMemoryAllocation)
+    MT_THROW(OutOfMemoryError, "CUDA out of memory (", cudaGetErrorString(err), ") in ", expr);
+  MT_THROW(CudaError, "CUDA error ", cudaGetErrorName(err), ": ", cudaGetErrorString(err),
+           " (in ", expr, " at ", file, ":", line, ")");
+}
+
+}  // namespace mt
+
+namespace mt::cuda {
+
+namespace {
+
+// All work goes to the legacy default stream: it orders everything the library launches and
+// synchronizes with other libraries' default-stream work (torch, cupy) without extra events.
+constexpr cudaStream_t kStream = nullptr;
+
+std::mutex pools_mutex;
+std::vector<cudaMemPool_t> pools;  // one per device, created on first use
+
+cudaMemPool_t pool_for(int index) {
+  std::lock_guard<std::mutex> lock(pools_mutex);
+  if (pools.empty()) pools.resize(device_count(), nullptr);
+  if (!pools[index]) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = index;
+    cudaMemPool_t pool;
+    MT_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    // Keep freed memory in the pool instead of handing it back at every synchronization.
+    uint64_t keep_all = UINT64_MAX;
+    MT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    pools[index] = pool;
+  }
+  return pools[index];
+}
+
+}  // namespace
+
+bool is_built() { return true; }
+
+int device_count() {
+  // Asked on every launch through DeviceGuard, so ask the driver once.
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // no driver or no GPU: clear the error, report none
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+bool is_available() { return device_count() > 0; }
+
+int current_device() {
+  int index = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&index));
+  return index;
+}
+
+void check_device(int index) {
+  const int count = device_count();
+  if (count == 0)
+    MT_THROW(CudaError, "CUDA is not available: no CUDA GPU or driver was found on this machine");
+  if (index < 0 || index >= count)
+    MT_THROW(CudaError, "CUDA device index ", index, " is out of range: this machine has ", count,
+             " CUDA device(s)");
+}
+
+void synchronize(int index) {
+  DeviceGuard guard(index);
+  MT_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void* allocate(std::size_t nbytes, int index) {
+  if (nbytes == 0) return nullptr;
+  DeviceGuard guard(index);
+  cudaMemPool_t pool = pool_for(index);
+  void* ptr = nullptr;
+  cudaError_t err = cudaMallocFromPoolAsync(&ptr, nbytes, pool, kStream);
+  if (err == cudaErrorMemoryAllocation) {
+    // Blocks freed but not yet reusable may be holding the memory: wait, trim, try once more.
+    cudaGetLastError();
+    MT_CUDA_CHECK(cudaStreamSynchronize(kStream));
+    MT_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+    err = cudaMallocFromPoolAsync(&ptr, nbytes, pool, kStream);
+  }
+  if (err == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    MT_THROW(OutOfMemoryError, "CUDA out of memory: tried to allocate ", nbytes, " bytes (",
+             nbytes / (1024.0 * 1024.0), " MiB) on cuda:", index, "; ", free_bytes,
+             " bytes free of ", total_bytes);
+  }
+  MT_CUDA_CHECK(err);
+  return ptr;
+}
+
+void release(void* ptr, int index) noexcept {
+  if (!ptr) return;
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) return;
+  cudaSetDevice(index);
+  // A failure here means the context is gone; there is nothing left to free, so stay quiet.
+  if (cudaFreeAsync(ptr, kStream) != cudaSuccess) cudaGetLastError();
+  cudaSetDevice(previous);
+}
+
+std::size_t pool_reserved_bytes(int index) {
+  DeviceGuard guard(index);
+  uint64_t reserved = 0;
+  MT_CUDA_CHECK(cudaMemPoolGetAttribute(pool_for(index), cudaMemPoolAttrReservedMemCurrent, &reserved));
+  return static_cast<std::size_t>(reserved);
+}
+
+void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind, int index) {
+  if (nbytes == 0) return;
+  DeviceGuard guard(index);
+  const cudaMemcpyKind direction = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
+                                   : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                                    : cudaMemcpyDeviceToDevice;
+  MT_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, direction, kStream));
+  MT_CUDA_CHECK(cudaStreamSynchronize(kStream));
+}
+
+void memset_zero(void* dst, std::size_t nbytes, int index) {
+  if (nbytes == 0) return;
+  DeviceGuard guard(index);
+  MT_CUDA_CHECK(cudaMemsetAsync(dst, 0, nbytes, kStream));
+}
+
+DeviceGuard::DeviceGuard(int index) {
+  check_device(index);
+  MT_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != index) MT_CUDA_CHECK(cudaSetDevice(index));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int now = previous_;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+}  // namespace mt::cuda
+
+#else  // built without CUDA: every GPU request explains why it cannot be served
+
+namespace mt::cuda {
+
+namespace {
+[[noreturn]] void no_cuda() {
+  MT_THROW(CudaError,
+           "CUDA is not available: minitensor was built without CUDA support (no CUDA compiler "
+           "was found at build time, or MINITENSOR_CUDA=OFF)");
+}
+}  // namespace
+
+bool is_built() { return false; }
+int device_count() { return 0; }
+bool is_available() { return false; }
+int current_device() { no_cuda(); }
+void check_device(int) { no_cuda(); }
+void synchronize(int) { no_cuda(); }
+void* allocate(std::size_t, int) { no_cuda(); }
+void release(void*, int) noexcept {}
+std::size_t pool_reserved_bytes(int) { no_cuda(); }
+void copy(void*, const void*, std::size_t, CopyKind, int) { no_cuda(); }
+void memset_zero(void*, std::size_t, int) { no_cuda(); }
+DeviceGuard::DeviceGuard(int) { no_cuda(); }
+DeviceGuard::~DeviceGuard() = default;
+
+}  // namespace mt::cuda
+
+#endif

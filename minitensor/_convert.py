@@ -1,0 +1,70 @@
+"""Turns Python data (nested lists, scalars, NumPy arrays) into one dense NumPy array.
+
+Type inference follows torch.tensor: Python floats become float32 (the default dtype), Python
+ints int64, bools bool; NumPy arrays keep their floating dtype. Everything odd gets a clear
+TypeError or ValueError here, before any byte reaches C++.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_SUPPORTED = ("float32", "float64", "float16", "bfloat16", "int64", "bool")
+
+
+def _infer_numpy(data):
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"cannot build a tensor from {type(data).__name__} data")
+    try:
+        array = np.asarray(data)
+    except OverflowError as err:
+        raise ValueError(f"cannot build a tensor: a Python int does not fit in int64 ({err})") from None
+    except ValueError as err:
+        if "inhomogeneous" in str(err) or "sequence" in str(err):
+            raise ValueError(
+                "cannot build a tensor from a ragged nested sequence: every list at one depth must "
+                f"have the same length ({err})"
+            ) from None
+        raise
+    if array.dtype == object:
+        kinds = sorted({type(x).__name__ for x in np.ravel(np.asarray(data, dtype=object))})
+        if any(k in ("list", "tuple") for k in kinds):
+            raise ValueError("cannot build a tensor from a ragged nested sequence")
+        if "int" in kinds:
+            raise ValueError("cannot build a tensor: a Python int does not fit in int64")
+        raise TypeError(f"cannot build a tensor from elements of type {', '.join(kinds)}")
+    return array
+
+
+def _default_dtype(array: np.ndarray, from_numpy: bool) -> str:
+    kind = array.dtype.kind
+    if kind == "b":
+        return "bool"
+    if kind in "iu":
+        return "int64"
+    if kind == "f":
+        if from_numpy and array.dtype.itemsize in (2, 4, 8):
+            return {2: "float16", 4: "float32", 8: "float64"}[array.dtype.itemsize]
+        return "float32" if not from_numpy else "float64"
+    raise TypeError(
+        f"cannot build a tensor from NumPy dtype {array.dtype}; supported: {', '.join(_SUPPORTED)}"
+    )
+
+
+def as_host_array(data, dtype: str | None):
+    """Returns (C-contiguous native-endian ndarray, minitensor dtype name).
+
+    For bfloat16 the array holds float32 values that C++ rounds (NumPy has no bfloat16).
+    """
+    from_numpy = isinstance(data, (np.ndarray, np.generic))
+    array = _infer_numpy(data)
+    name = dtype or _default_dtype(array, from_numpy)
+    if name not in _SUPPORTED:
+        raise TypeError(f"unsupported dtype {name!r}")
+    target = "float32" if name == "bfloat16" else name
+    if array.dtype.kind in "iu" and target == "int64" and array.dtype.itemsize == 8 and array.dtype.kind == "u":
+        if array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError("cannot build a tensor: a uint64 value does not fit in int64")
+    # astype(order="C") rather than ascontiguousarray, which would turn a 0-d array into 1-d.
+    array = array.astype(np.dtype(target).newbyteorder("="), order="C", copy=False)
+    return array, name

@@ -1,0 +1,99 @@
+"""Python-side sugar for minitensor.Tensor: repr, indexing, tolist/item.
+
+These are plain functions attached to the C++ class, so the C++ core stays free of formatting
+and Python's indexing rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _C
+
+_DEFAULT_DTYPES = (_C.dtype.float32, _C.dtype.int64, _C.dtype.bool)
+_INT64_MAX = 2**63 - 1
+
+
+def _host_numpy(t: _C.Tensor) -> np.ndarray:
+    t = t.cpu()
+    if t.dtype == _C.dtype.bfloat16:
+        t = t.float()
+    return t.numpy()
+
+
+def _repr(self: _C.Tensor) -> str:
+    array = _host_numpy(self)
+    prefix = "tensor("
+    if array.dtype.kind == "f":
+        body = np.array2string(array, separator=", ", prefix=prefix, precision=4, floatmode="fixed",
+                               threshold=1000, edgeitems=3)
+    else:
+        body = np.array2string(array, separator=", ", prefix=prefix, threshold=1000, edgeitems=3)
+    extras = []
+    if self.numel() == 0 and self.ndim > 1:
+        extras.append(f"size={self.shape}")
+    if self.is_cuda:
+        extras.append(f"device='{self.device}'")
+    if self.dtype not in _DEFAULT_DTYPES:
+        extras.append(f"dtype={self.dtype!r}")
+    return prefix + body + "".join(", " + e for e in extras) + ")"
+
+
+def _tolist(self: _C.Tensor):
+    """Nested Python lists (a Python scalar for a 0-d tensor)."""
+    return _host_numpy(self).tolist()
+
+
+def _item(self: _C.Tensor):
+    """The value of a one-element tensor as a Python number."""
+    if self.numel() != 1:
+        raise ValueError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+    return _host_numpy(self).reshape(()).item()
+
+
+def _getitem(self: _C.Tensor, index) -> _C.Tensor:
+    """Basic indexing as views: ints, slices with positive steps, None and Ellipsis."""
+    items = index if isinstance(index, tuple) else (index,)
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consumed > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    out, dim = self, 0
+    for item in items:
+        if item is Ellipsis:
+            dim += self.ndim - consumed
+        elif item is None:
+            out = out.unsqueeze(dim)
+            dim += 1
+        elif isinstance(item, bool) or not isinstance(item, (int, np.integer, slice)):
+            raise TypeError(
+                f"only integers, slices, None and ... are valid indices, got {type(item).__name__}"
+            )
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else int(item.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if item.start is None else int(item.start)
+            stop = _INT64_MAX if item.stop is None else int(item.stop)
+            out = out._slice(dim, start, stop, step)
+            dim += 1
+        else:
+            out = out.select(dim, int(item))
+    return out
+
+
+def _dtype_repr(self: _C.dtype) -> str:
+    return f"minitensor.{self.name}"
+
+
+def _install() -> None:
+    _C.dtype.__repr__ = _dtype_repr
+    _C.dtype.__str__ = _dtype_repr
+    cls = _C.Tensor
+    cls.__repr__ = _repr
+    cls.__str__ = _repr
+    cls.tolist = _tolist
+    cls.item = _item
+    cls.__getitem__ = _getitem
+    cls.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
