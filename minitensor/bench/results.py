@@ -1,0 +1,57 @@
+"""What one benchmarked case produced; shared by the sweep, the report and the plot."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .cases import TypedCase
+from .correctness import Check
+
+NAN = float("nan")
+
+
+@dataclass
+class Timing:
+    """One implementation on one case. note says why the numbers are missing, if they are."""
+
+    us: float = NAN
+    gbs: float = NAN
+    reps: int = 0
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.us) and self.us > 0
+
+
+@dataclass
+class CaseResult:
+    typed: TypedCase
+    minitensor: Timing
+    check: Check
+    pct_of_copy: float = NAN
+    contenders: dict[str, Timing] = field(default_factory=dict)
+
+    def speedup_over(self, name: str) -> float:
+        """How many times faster minitensor is than contender `name` (> 1: minitensor wins)."""
+        other = self.contenders.get(name)
+        if other is None or not other.ok or not self.minitensor.ok:
+            return NAN
+        return other.us / self.minitensor.us
+
+
+@dataclass
+class SweepResult:
+    device_name: str
+    device_kind: str
+    op_name: str
+    copy_gbs: float
+    copy_method: str
+    contender_names: list[str]
+    cases: list[CaseResult]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        return [c for c in self.cases if c.check.failed]

@@ -1,0 +1,279 @@
+"""Checks of the benchmark's own logic that need no GPU: the timing loop under a fake clock,
+the CUDA-event timer against a fake torch, case parsing, the report, the sweep's failure path.
+
+    pytest tests/test_bench_harness.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import tempfile
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import minitensor as mt
+
+from minitensor.bench import cases, cli, ladder, report, softmax_bench
+from minitensor.bench.correctness import Check, check_with_numpy, verdict
+from minitensor.bench.devices import BenchDevice, CopyBandwidth, Inputs
+from minitensor.bench.results import CaseResult, SweepResult, Timing
+from minitensor.bench.timing import MeasureConfig, TorchEventTimer, measure, repetitions_within_budget, throughput_gbs
+
+
+class FakeClock:
+    """Device time that moves only when fake work runs, read through Timer's interface."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.synchronized = 0
+
+    def mark(self) -> float:
+        return self.now
+
+    def synchronize(self) -> None:
+        self.synchronized += 1
+
+    def elapsed_s(self, start: float, end: float) -> float:
+        return end - start
+
+
+def test_measure_excludes_flush_and_takes_median() -> None:
+    clock = FakeClock()
+    durations = iter([1.0] * 3 + [0.002] + [0.001, 0.003, 0.002, 0.005, 0.001] + [9.0] * 100)
+    events: list[str] = []
+
+    def work() -> None:
+        clock.now += next(durations)
+        events.append("work")
+
+    def flush() -> None:
+        clock.now += 0.5  # a slow flush must not leak into the measured times
+        events.append("flush")
+
+    config = MeasureConfig(max_reps=5, min_reps=2, warmup=3, budget_s=100.0)
+    result = measure(work, clock, config, flush=flush)
+    assert result.reps == 5
+    assert np.allclose(result.times_s, [0.001, 0.003, 0.002, 0.005, 0.001])
+    assert math.isclose(result.median_s, 0.002)
+    # Warm-up runs are not flushed; the probe and every timed run are.
+    assert events[:3] == ["work"] * 3
+    assert events[3:] == ["flush", "work"] * 6
+
+
+def test_repetition_count_follows_budget() -> None:
+    config = MeasureConfig(max_reps=30, min_reps=3, budget_s=1.0)
+    assert repetitions_within_budget(1e-5, config) == 30
+    assert repetitions_within_budget(0.1, config) == 10
+    assert repetitions_within_budget(5.0, config) == 3
+    assert repetitions_within_budget(0.0, config) == 30
+    assert repetitions_within_budget(float("nan"), config) == 30
+
+
+def test_torch_event_timer_reads_milliseconds_as_seconds() -> None:
+    stamps = iter([0.0, 2.5])
+
+    class FakeEvent:
+        def __init__(self, enable_timing: bool) -> None:
+            assert enable_timing
+            self.t = 0.0
+
+        def record(self) -> None:
+            self.t = next(stamps)
+
+        def elapsed_time(self, other: "FakeEvent") -> float:
+            return other.t - self.t  # torch reports milliseconds
+
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=FakeEvent, synchronize=lambda: None))
+    timer = TorchEventTimer(fake_torch)
+    start, end = timer.mark(), timer.mark()
+    timer.synchronize()
+    assert timer.elapsed_s(start, end) == 2.5e-3
+
+
+def test_throughput_counts_read_plus_write() -> None:
+    typed = cases.TypedCase(cases.Case("g", (1024, 1024), -1), "float16")
+    assert typed.traffic_bytes == 2 * 1024 * 1024 * 2
+    assert throughput_gbs(typed.traffic_bytes, 1e-3) == typed.traffic_bytes / 1e6
+
+
+def test_case_parsing_and_cpu_skip() -> None:
+    assert cases.parse_shape("256,1000") == (256, 1000)
+    assert cases.parse_shape("8x4096x4096") == (8, 4096, 4096)
+    assert cases.parse_dtypes("fp16,float32,bf16") == ("float16", "float32", "bfloat16")
+    packaged = cases.load_cases()
+    assert len(packaged) == 25 and packaged[-1] == cases.Case("inner-dim", (4096, 4096), 0)
+    typed = cases.expand(packaged, cases.DEFAULT_CPU_DTYPES)
+    kept, skipped = cases.split_by_size(typed, cases.CPU_MAX_TENSOR_BYTES)
+    assert all(t.tensor_bytes <= 64 * 2**20 for t in kept)
+    assert any(t.case.shape == (2048, 32768) for t in skipped)
+    assert len(kept) + len(skipped) == 50
+
+
+def test_verdicts() -> None:
+    assert verdict(1e-6, 1e-5).status == "ok"
+    assert verdict(1e-4, 1e-5).status == "FAIL"
+    assert verdict(float("nan"), 1e-5).status == "FAIL"  # a NaN in the output must fail
+    x = np.random.default_rng(0).standard_normal((4, 7)).astype(np.float32)
+    good = mt.softmax(mt.from_numpy(x), 1).numpy()
+    assert check_with_numpy(x, good, 1, "float32", log=False).status == "ok"
+    assert check_with_numpy(x, good + 1e-3, 1, "float32", log=False).status == "FAIL"
+    good_log = mt.log_softmax(mt.from_numpy(x), 1).numpy()
+    assert check_with_numpy(x, good_log, 1, "float32", log=True).status == "ok"
+
+
+class FakeGpu(BenchDevice):
+    """A 'CUDA' device whose clock is fake and whose tensors live on the CPU."""
+
+    kind = "cuda"
+    name = "FakeGPU"
+
+    def __init__(self) -> None:
+        self.timer = FakeClock()
+        self.notes = ["timer: fake"]
+        self.flushes = 0
+
+    @property
+    def flush_fn(self) -> Any:
+        def flush() -> None:
+            self.flushes += 1
+        return flush
+
+    def copy_bandwidth(self, config: MeasureConfig) -> CopyBandwidth:
+        return CopyBandwidth(1000.0, "fake")
+
+    def make_inputs(self, typed: cases.TypedCase, seed: int) -> Inputs:
+        x = np.random.default_rng(seed).standard_normal(typed.case.shape).astype(typed.dtype)
+        return Inputs(mt=mt.from_numpy(x), numpy=x)
+
+
+def _fake_sweep(op: Any, compare: tuple[str, ...]) -> SweepResult:
+    device = FakeGpu()
+    original = softmax_bench.minitensor_op
+
+    def timed_op(log: bool) -> Any:
+        def run(x: Any, dim: int) -> Any:
+            device.timer.now += 1e-3  # every call "takes" 1 ms of device time
+            return op(x, dim)
+        return run
+
+    softmax_bench.minitensor_op = timed_op
+    try:
+        typed = cases.expand([cases.Case("g", (64, 256), -1), cases.Case("h", (8, 16, 4), 1)], ("float32",))
+        config = MeasureConfig(max_reps=4, min_reps=2, warmup=1, budget_s=1.0)
+        options = softmax_bench.SweepOptions(log=False, contender_names=compare, config=config)
+        with contextlib.redirect_stderr(io.StringIO()):
+            return softmax_bench.run_sweep(device, typed, options, notes=[])
+    finally:
+        softmax_bench.minitensor_op = original
+
+
+def test_fake_sweep_passes_and_reports_unavailable_contenders() -> None:
+    sweep = _fake_sweep(mt.softmax, ("numpy", "torch", "compile"))
+    assert not sweep.failures
+    first = sweep.cases[0]
+    assert first.minitensor.us == 1000.0  # median of the fake 1 ms runs
+    assert math.isclose(first.minitensor.gbs, 2 * 64 * 256 * 4 / 1e-3 / 1e9)
+    assert first.contenders["numpy"].reps == 4 and not first.contenders["numpy"].note  # ran (in 0 fake time)
+    # FakeGpu has no torch: those columns are n/a with a reason, and the sweep went on.
+    assert not first.contenders["compile"].ok and "torch" in first.contenders["compile"].note
+    text = report.softmax_report(sweep)
+    assert "speed-up over numpy" in text and "2 of 2 cases pass" in text
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "softmax.csv"
+        report.write_csv(path, *report.softmax_csv_rows(sweep))
+        header = path.read_text().splitlines()[0]
+        assert "speedup_vs_compile" in header and "compile_note" in header
+
+
+def test_fake_sweep_records_wrong_results_and_errors() -> None:
+    sweep = _fake_sweep(lambda x, dim: mt.from_numpy(mt.softmax(x, dim).numpy() * 1.01), ())
+    assert len(sweep.failures) == 2 and sweep.cases[0].check.status == "FAIL"
+
+    def broken(x: Any, dim: int) -> Any:
+        raise RuntimeError("kernel exploded")
+
+    sweep = _fake_sweep(broken, ())
+    assert all(c.check.status == "error" and "exploded" in c.check.detail for c in sweep.failures)
+
+
+def test_summary_geomean_and_bandwidth_floor() -> None:
+    big = cases.TypedCase(cases.Case("a", (4096, 8192), -1), "float32")  # 256 MiB of traffic
+    small = cases.TypedCase(cases.Case("b", (32, 32), -1), "float32")
+    results = [
+        CaseResult(big, Timing(us=100.0, gbs=2000.0), Check("ok"), 60.0, {"torch": Timing(us=200.0)}),
+        CaseResult(small, Timing(us=10.0, gbs=1.0), Check("ok"), 0.1, {"torch": Timing(us=5.0)}),
+    ]
+    sweep = SweepResult("dev", "cuda", "softmax", 3333.0, "fake", ["torch"], results)
+    assert math.isclose(report.geometric_mean([2.0, 0.5]), 1.0)
+    assert "overall 1.00x" in report.speedup_summary(sweep)[0]
+    assert "60%" in report.bandwidth_summary(sweep)  # the small case is too small to count
+
+
+def test_cli_help_and_ladder_gate() -> None:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            cli.main(["--help"])
+        except SystemExit as stop:
+            assert stop.code == 0
+    assert "softmax" in out.getvalue() and "ladder" in out.getvalue()
+    if not ladder.ladder_available():
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert cli.main(["ladder"]) == ladder.NOT_BUILT_EXIT_CODE
+        assert "the kernel ladder is not built yet" in out.getvalue()
+
+
+def test_compile_failure_is_recorded_not_raised() -> None:
+    from . import contenders
+
+    def failing_compile(fn: Any, dynamic: bool) -> Any:
+        raise RuntimeError("inductor: no C compiler\nlong traceback...")
+
+    fake_torch = types.SimpleNamespace(softmax=lambda x, dim: x, log_softmax=lambda x, dim: x,
+                                       compile=failing_compile,
+                                       _dynamo=types.SimpleNamespace(reset=lambda: None))
+    device = FakeGpu()
+    device.torch = fake_torch
+    inputs = Inputs(mt=None, torch=types.SimpleNamespace(is_cuda=False))
+    try:
+        contenders.prepare("compile", device, inputs, -1, log=False)
+    except contenders.Unavailable as why:
+        assert "no C compiler" in str(why) and "traceback" not in str(why)
+    else:
+        raise AssertionError("a failed compile must raise Unavailable")
+
+
+def test_ladder_with_fake_impls() -> None:
+    calls: list[str] = []
+    real_softmax = mt.softmax
+
+    def softmax_with_impl(x: Any, dim: int, impl: str | None = None) -> Any:
+        calls.append(impl or "")
+        return real_softmax(x, dim)
+
+    had_impls = hasattr(mt, "softmax_impls")
+    saved_impls = getattr(mt, "softmax_impls", None)
+    mt.softmax_impls = lambda device: {"naive": "three passes", "warp": "a warp per row"}
+    mt.softmax = softmax_with_impl
+    try:
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()) as out, \
+                contextlib.redirect_stderr(io.StringIO()):
+            config = MeasureConfig(max_reps=2, min_reps=1, warmup=0, budget_s=1.0)
+            code = ladder.run_ladder(config, Path(tmp), widths=(512, 1024), device=FakeGpu())
+            written = (Path(tmp) / "ladder.csv").read_text().splitlines()
+        assert code == 0, out.getvalue()
+        assert set(calls) == {"naive", "warp"}
+        assert len(written) == 1 + 2 * 2  # header + widths x impls
+        assert "warp GB/s" in out.getvalue()
+    finally:
+        mt.softmax = real_softmax
+        if had_impls:
+            mt.softmax_impls = saved_impls
+        else:
+            del mt.softmax_impls
