@@ -71,6 +71,7 @@ int device_count() {
 bool is_available() { return device_count() > 0; }
 
 int current_device() {
+  if (device_count() == 0) check_device(0);  // throws "CUDA is not available: ..."
   int index = 0;
   MT_CUDA_CHECK(cudaGetDevice(&index));
   return index;

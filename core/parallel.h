@@ -1,17 +1,21 @@
-// CPU parallelism: split [0, n) into contiguous chunks over a fixed number of std::threads.
-// Small problems run inline: spawning threads costs ~20 us, more than a small softmax.
+// CPU parallelism: split [0, n) into contiguous chunks run by a persistent pool of worker threads
+// (spawning threads per call costs tens of microseconds, more than a small softmax). Small
+// problems run inline on the calling thread.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <exception>
-#include <thread>
-#include <vector>
+#include <functional>
 
 namespace mt {
 
 // Threads used by CPU kernels; MINITENSOR_NUM_THREADS overrides hardware_concurrency.
 int num_threads();
+
+// Runs task(i) for every i in [0, n_tasks), spread over the pool; the caller runs some too and
+// returns when all are done. The first exception thrown by a task is rethrown here. Calls from
+// inside a task, or while another thread holds the pool, run serially on the caller.
+void run_parallel_tasks(int n_tasks, const std::function<void(int)>& task);
 
 // Calls body(begin, end) on disjoint chunks covering [0, n). `cost_per_item` is a rough count of
 // elements touched per item, used to keep small work on the calling thread.
@@ -26,27 +30,10 @@ void parallel_for(int64_t n, int64_t cost_per_item, const Body& body) {
     return;
   }
   const int64_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  std::vector<std::exception_ptr> errors(threads);
-  workers.reserve(threads - 1);
-  for (int64_t t = 1; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      try {
-        const int64_t begin = t * chunk, end = std::min(n, begin + chunk);
-        if (begin < end) body(begin, end);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  }
-  try {
-    body(int64_t{0}, std::min(n, chunk));
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& w : workers) w.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parallel_tasks(static_cast<int>(threads), [&](int t) {
+    const int64_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) body(begin, end);
+  });
 }
 
 }  // namespace mt

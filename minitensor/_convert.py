@@ -66,5 +66,6 @@ def as_host_array(data, dtype: str | None):
         if array.size and array.max() > np.iinfo(np.int64).max:
             raise ValueError("cannot build a tensor: a uint64 value does not fit in int64")
     # astype(order="C") rather than ascontiguousarray, which would turn a 0-d array into 1-d.
-    array = array.astype(np.dtype(target).newbyteorder("="), order="C", copy=False)
+    with np.errstate(over="ignore"):  # values beyond float16's range become inf, as in torch
+        array = array.astype(np.dtype(target).newbyteorder("="), order="C", copy=False)
     return array, name

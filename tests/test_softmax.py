@@ -1,0 +1,418 @@
+"""Softmax / LogSoftmax forward and backward against a float64 NumPy reference.
+
+CPU cases use moderate sizes; the shapes that exercise every CUDA tier are under the `cuda` marker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+from conftest import (
+    DEVICES,
+    FLOAT_DTYPES,
+    assert_close,
+    dtype_name,
+    make_tensor,
+    random_input,
+    ref_softmax,
+    ref_softmax_backward,
+    to_f64,
+    tol,
+)
+
+OPS = [pytest.param(False, id="softmax"), pytest.param(True, id="log_softmax")]
+
+
+def run_op(x: mt.Tensor, dim: int, log: bool, style: str = "method") -> mt.Tensor:
+    if style == "method":
+        return x.log_softmax(dim) if log else x.softmax(dim)
+    return mt.log_softmax(x, dim) if log else mt.softmax(x, dim)
+
+
+def check_forward(x: mt.Tensor, dim: int, log: bool, style: str = "method"):
+    """Runs the op, checks it against the reference of the input's actual values; returns y."""
+    before = to_f64(x)
+    y = run_op(x, dim, log, style)
+    assert y.shape == x.shape
+    assert y.dtype == x.dtype
+    assert y.device == x.device
+    assert y.is_contiguous()
+    expected = ref_softmax(before, dim, log)
+    assert_close(y, expected, x.dtype, err_msg=f"shape={x.shape} dim={dim} log={log}", log=log)
+    np.testing.assert_array_equal(to_f64(x), before, err_msg="the input was modified")
+    return y
+
+
+# (shape, dim): ranks 0-5, negative dims, size-1 dims, odd/prime sizes, inner > 1 cases.
+CPU_CASES = [
+    ((), 0), ((), -1),
+    ((1,), 0), ((2,), 0), ((7,), -1), ((31,), 0), ((33,), 0), ((127,), 0), ((1000,), -1),
+    ((1025,), 0), ((4099,), 0),
+    ((3, 5), 1), ((3, 5), 0), ((3, 5), -2), ((4, 1), 1), ((1, 4), 0), ((1, 1), -1),
+    ((7, 1025), 1), ((33, 127), 0), ((64, 257), -1), ((5, 4099), 1), ((4099, 3), 0),
+    ((2, 3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), -3),
+    ((5, 1, 7), 1), ((3, 127, 31), 1), ((3, 1025, 2), 1), ((2, 33, 7), -2),
+    ((2, 7, 3, 5), 1), ((2, 7, 3, 5), -1), ((1, 1, 1, 1), 3), ((3, 1, 5, 1), 2),
+    ((2, 3, 4, 5, 6), 0), ((2, 3, 4, 5, 6), 2), ((2, 3, 4, 5, 6), -1), ((2, 3, 4, 5, 6), -4),
+    ((1, 2, 1, 3, 1), 4),
+]
+
+
+def case_id(case):
+    shape, dim = case
+    return f"{'x'.join(map(str, shape)) or 'scalar'}-d{dim}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", CPU_CASES, ids=case_id)
+def test_forward_matches_reference(case, log, dtype, device, rng):
+    shape, dim = case
+    x = make_tensor(random_input(rng, shape), dtype, device)
+    check_forward(x, dim, log)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("log", OPS)
+def test_function_and_method_agree(log, device, rng):
+    x = make_tensor(random_input(rng, (6, 37)), mt.float32, device)
+    a = check_forward(x, 1, log, style="function")
+    b = run_op(x, 1, log, style="method")
+    np.testing.assert_array_equal(to_f64(a), to_f64(b))
+
+
+def test_known_values():
+    np.testing.assert_array_equal(mt.tensor([0.0, 0.0]).softmax(0).numpy(), [0.5, 0.5])
+    np.testing.assert_allclose(mt.tensor([0.0, 0.0]).log_softmax(0).numpy(), [-np.log(2)] * 2, rtol=1e-7)
+    assert mt.tensor(3.5).softmax(0).item() == 1.0
+    assert mt.tensor(3.5).log_softmax(-1).item() == 0.0
+    y = mt.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], dtype=mt.float64).softmax(1).numpy()
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(y, [e / e.sum(), [1 / 3] * 3], rtol=1e-14)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", [((3, 31), 1), ((4, 5, 6), 1), ((2, 3, 4, 5), 0), ((1000,), 0)],
+                         ids=case_id)
+def test_rows_sum_to_one(case, dtype, device, rng):
+    shape, dim = case
+    y = to_f64(make_tensor(random_input(rng, shape), dtype, device).softmax(dim))
+    assert np.all(y >= 0) and np.all(y <= 1)
+    rtol, _ = tol(dtype)
+    n = shape[dim]
+    # each of n outputs may be off by rtol; a 16-bit sum of rounded outputs by ~sqrt(n) of that
+    np.testing.assert_allclose(y.sum(axis=dim), 1.0, atol=rtol * max(4.0, np.sqrt(n)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float32, id="float32"), pytest.param(mt.float64, id="float64")])
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shift", [-50.0, 7.25, 1000.0])
+def test_invariant_to_adding_a_constant(shift, log, dtype, device, rng):
+    # The shift is exactly representable and small enough to keep x + shift exact in the dtype's
+    # precision at the scale of x, so the two inputs have the same softmax exactly in math.
+    base = np.round(random_input(rng, (5, 67)) * 64) / 64
+    x = make_tensor(base, dtype, device)
+    xs = make_tensor(base + shift, dtype, device)
+    np.testing.assert_array_equal(to_f64(xs) - shift, to_f64(x))  # the shifted input is exact
+    y, ys = to_f64(run_op(x, 1, log)), to_f64(run_op(xs, 1, log))
+    rtol, atol = tol(dtype, log)
+    np.testing.assert_allclose(ys, y, rtol=4 * rtol, atol=4 * atol)
+    assert_close(ys, ref_softmax(base, 1, log), dtype, log=log)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_large_magnitudes_float32(dim, log, device, rng):
+    # ±1e4: a naive exp overflows; around 1e4 + noise every output is a real probability.
+    signs = rng.choice([-1.0, 1.0], size=(9, 40))
+    x = make_tensor(signs * 1e4 + rng.standard_normal((9, 40)), mt.float32, device)
+    y = check_forward(x, dim, log)
+    assert np.all(np.isfinite(to_f64(y)))
+    x = make_tensor(1e4 + random_input(rng, (9, 40)), mt.float32, device)
+    y = check_forward(x, dim, log)
+    assert np.all(np.isfinite(to_f64(y)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("log", OPS)
+def test_large_magnitudes_float64(log, device, rng):
+    x = rng.choice([-1e30, 1e30], size=(6, 17)) * rng.uniform(0.5, 1.5, size=(6, 17))
+    x[:, 3] = 2e30  # a unique maximum per row
+    y = check_forward(make_tensor(x, mt.float64, device), 1, log)
+    out = to_f64(y)
+    if log:
+        assert np.all(np.isfinite(out))
+        assert np.all(out[:, 3] == 0.0)
+    else:
+        np.testing.assert_array_equal(out[:, 3], 1.0)
+        np.testing.assert_array_equal(np.delete(out, 3, axis=1), 0.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_minus_infinity_entries(device):
+    x = make_tensor([[0.0, -np.inf, 0.0], [-np.inf, 1.0, -np.inf]], mt.float32, device)
+    np.testing.assert_array_equal(to_f64(x.softmax(1)), [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]])
+    ls = to_f64(x.log_softmax(1))
+    np.testing.assert_allclose(ls[0, [0, 2]], -np.log(2), rtol=1e-6)
+    assert ls[0, 1] == -np.inf and ls[1, 1] == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_and_inf_propagate_like_torch(device):
+    x = make_tensor([[np.nan, 1.0, 0.0], [0.5, 1.0, 2.0], [np.inf, 1.0, 0.0]], mt.float32, device)
+    for log in (False, True):
+        y = to_f64(run_op(x, 1, log))
+        assert np.all(np.isnan(y[0])) and np.all(np.isnan(y[2]))
+        assert_close(y[1], ref_softmax(to_f64(x)[1], 0, log), mt.float32, log=log)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_concurrent_calls_from_threads(device, rng):
+    """The GIL is released around kernels: concurrent calls must not interfere."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    inputs = [make_tensor(random_input(rng, (64, 513 + i)), mt.float32, device) for i in range(8)]
+    expected = [ref_softmax(to_f64(x), 1) for x in inputs]
+
+    def work(i):
+        return [to_f64(inputs[i].softmax(1)) for _ in range(5)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(work, range(len(inputs))))
+    for got, exp in zip(results, expected):
+        for y in got:
+            assert_close(y, exp, mt.float32)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_log_softmax_is_log_of_softmax(dtype, device, rng):
+    x = make_tensor(random_input(rng, (7, 45), scale=2.0), dtype, device)
+    ls = to_f64(x.log_softmax(1))
+    s = to_f64(x.softmax(1))
+    rtol, atol = tol(dtype, log=True)
+    np.testing.assert_allclose(np.exp(ls), s, rtol=3 * rtol, atol=3 * atol)
+
+
+# ---------------------------------------------------------------------------------- empty / views
+
+EMPTY_CASES = [((0,), 0), ((0, 5), 1), ((0, 5), 0), ((3, 0), 1), ((3, 0), 0), ((2, 0, 3), 1),
+               ((2, 0, 3), -1), ((2, 3, 0), 1)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", EMPTY_CASES, ids=case_id)
+def test_empty(case, log, dtype, device):
+    shape, dim = case
+    x = mt.zeros(shape, dtype=dtype, device=device)
+    y = run_op(x, dim, log)
+    assert y.shape == shape and y.numel() == 0 and y.dtype == dtype and y.device == x.device
+    dy = mt.zeros(shape, dtype=dtype, device=device)
+    assert mt._C._softmax_backward(y, dy, dim, log).shape == shape
+
+
+# Views built from a contiguous base: (name, base shape, view function, dims to reduce over).
+VIEWS = [
+    ("transpose", (13, 37), lambda t: t.transpose(0, 1), [0, 1]),
+    ("T-3d", (4, 5, 6), lambda t: t.T, [0, 1, 2]),
+    ("permute", (3, 4, 5, 6), lambda t: t.permute(2, 0, 3, 1), [0, 1, -1]),
+    ("step-slice", (10, 40), lambda t: t[1:9:3, ::2], [0, 1]),
+    ("offset-cols", (64, 1025), lambda t: t[:, 1:], [1, 0]),
+    ("offset-rows", (9, 33), lambda t: t[2:], [1]),
+    ("select", (5, 6, 7), lambda t: t.select(1, 3), [0, 1]),
+    ("index-none", (4, 9), lambda t: t[1:, None, 2:], [0, 1, 2]),
+    ("unsqueeze-expand-dim", (3, 11), lambda t: t.unsqueeze(1).transpose(0, 2), [0, 2]),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v[0])
+def test_non_contiguous_input(view, log, dtype, device, rng):
+    _, base_shape, make_view, dims = view
+    base = make_tensor(random_input(rng, base_shape), dtype, device)
+    x = make_view(base)
+    base_before = to_f64(base)
+    for dim in dims:
+        y = check_forward(x, dim, log)
+        assert y.data_ptr() != x.data_ptr()
+    np.testing.assert_array_equal(to_f64(base), base_before, err_msg="the base was modified")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_output_is_a_new_tensor(device, rng):
+    x = make_tensor(random_input(rng, (4, 8)), mt.float32, device)
+    for log in (False, True):
+        y = run_op(x, -1, log)
+        assert y.data_ptr() != x.data_ptr()
+        y.fill_(0.5)  # writing the output leaves the input alone
+        assert not np.any(to_f64(x) == 0.5)
+
+
+# --------------------------------------------------------------------------------------- backward
+
+BACKWARD_CASES = [((), 0), ((1,), 0), ((7,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), 1),
+                  ((2, 3, 4), -1), ((4, 1, 6), 1), ((2, 3, 2, 4, 3), 2), ((5, 1025), 1),
+                  ((33, 6, 5), 0)]
+
+
+def backward(y: mt.Tensor, dy: mt.Tensor, dim: int, log: bool) -> mt.Tensor:
+    return mt._C._softmax_backward(y, dy, dim, log)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", BACKWARD_CASES, ids=case_id)
+def test_backward_matches_formula(case, log, dtype, device, rng):
+    shape, dim = case
+    x = make_tensor(random_input(rng, shape), dtype, device)
+    y = run_op(x, dim, log)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, device)
+    y_before, dy_before = to_f64(y), to_f64(dy)
+    dx = backward(y, dy, dim, log)
+    assert dx.shape == y.shape and dx.dtype == dtype and dx.device == y.device and dx.is_contiguous()
+    expected = ref_softmax_backward(y_before, dy_before, dim, log)
+    # dx is a difference of O(|dy|) terms: scale the absolute tolerance by the size of those terms
+    n = shape[dim] if shape else 1
+    scale = max(1.0, np.abs(dy_before).max(initial=0.0) * np.sqrt(n)) / tol(dtype)[1] * tol(dtype)[0]
+    assert_close(dx, expected, dtype, scale=scale)
+    np.testing.assert_array_equal(to_f64(y), y_before)
+    np.testing.assert_array_equal(to_f64(dy), dy_before)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", [((6,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), 1), ((2, 1, 3), 1)],
+                         ids=case_id)
+def test_backward_matches_finite_differences(case, log, device, rng):
+    """dL/dx for L = sum(op(x) * g), by central differences of the library's own float64 forward."""
+    shape, dim = case
+    x0 = random_input(rng, shape, scale=1.5)
+    g = random_input(rng, shape, scale=1.0)
+    y = run_op(make_tensor(x0, mt.float64, device), dim, log)
+    dx = to_f64(backward(y, make_tensor(g, mt.float64, device), dim, log))
+
+    def loss(x):
+        return float(np.sum(to_f64(run_op(make_tensor(x, mt.float64, device), dim, log)) * g))
+
+    h = 1e-6
+    numeric = np.zeros(shape)
+    for i in np.ndindex(*shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[i] += h
+        xm[i] -= h
+        numeric[i] = (loss(xp) - loss(xm)) / (2 * h)
+    np.testing.assert_allclose(dx, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("log", OPS)
+def test_backward_non_contiguous_grad(log, device, rng):
+    x = make_tensor(random_input(rng, (9, 14)), mt.float64, device)
+    y = run_op(x, 0, log)
+    g_base = make_tensor(random_input(rng, (14, 9)), mt.float64, device)
+    dy = g_base.T  # same shape as y, transposed strides
+    assert not dy.is_contiguous()
+    dx = to_f64(backward(y, dy, 0, log))
+    np.testing.assert_allclose(dx, ref_softmax_backward(to_f64(y), to_f64(dy), 0, log), rtol=1e-12, atol=1e-14)
+
+
+# -------------------------------------------------------------------------------- CUDA-only tiers
+
+# (shape, dim): rows 1..32 wide (warp / sub-warp), 33..1024, 1025..~12K (block), 65536,
+# 262144 + 1 (long-row split), 2^20 (cluster).
+CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + [
+    ((1000, 33), 1), ((513, 64), 1), ((300, 127), -1), ((256, 255), 1), ((128, 1000), 1),
+    ((64, 1024), 1), ((32, 1025), 1), ((16, 2048), 1), ((16, 4099), 1), ((8, 8192), 1),
+    ((4, 12288), 1), ((3, 12289), 1), ((2, 65536), 1), ((1, 65536), 1), ((1, 262145), 1),
+    ((3, 262145), 1), ((1, 2**20), 1), ((2, 2**20 + 3), 1), ((1, 2**22 + 1), 1),
+]
+# (outer, axis, inner) for softmax over a non-last dim.
+CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
+                    for o in ((1, 5) if a * i < 2**20 else (1,))]
+
+
+def cuda_check(shape, dim, log, dtype, rng, view=None):
+    data = random_input(rng, shape)
+    x = make_tensor(data, dtype, "cuda")
+    if view is not None:
+        x = view(x)
+    check_forward(x, dim, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", CUDA_ROW_CASES + CUDA_INNER_CASES, ids=case_id)
+def test_cuda_tiers(case, log, dtype, rng):
+    shape, dim = case
+    cuda_check(shape, dim, log, dtype, rng)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", [
+    ("cols-1", (64, 1025), lambda t: t[:, 1:], 1),
+    ("cols-3", (64, 1025), lambda t: t[:, 3:], 1),
+    ("rows-offset", (65, 1024), lambda t: t[1:], 1),
+    ("flat-offset", (1, 4099), lambda t: t[0, 1:], 0),
+    ("long-offset", (1, 262147), lambda t: t[:, 1:], 1),
+    ("step", (64, 2050), lambda t: t[:, ::2], 1),
+    ("transposed", (1025, 64), lambda t: t.T, 1),
+    ("inner-offset", (2, 129, 3137), lambda t: t[:, :, 1:], 1),
+], ids=lambda c: c[0])
+def test_cuda_misaligned_views(case, log, dtype, rng):
+    _, shape, view, dim = case
+    cuda_check(shape, dim, log, dtype, rng, view=view)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", [((4096, 7), 1), ((128, 1000), 1), ((16, 4099), 1), ((2, 65536), 1),
+                                  ((1, 262145), 1), ((1, 2**20), 1), ((4, 128, 3136), 1),
+                                  ((2, 4096, 7), 1)], ids=case_id)
+def test_cuda_backward_tiers(case, log, dtype, rng):
+    shape, dim = case
+    x = make_tensor(random_input(rng, shape), dtype, "cuda")
+    y = run_op(x, dim, log)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
+    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
+    rtol, atol = tol(dtype)
+    scale = np.abs(dy.cpu().float().numpy()).max() * np.sqrt(shape[dim]) * rtol / atol
+    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", [((2, 65536), 1), ((1, 2**20), 1), ((64, 1025), 1), ((3, 4096, 7), 1)],
+                         ids=case_id)
+def test_cuda_matches_cpu(case, dtype, rng):
+    shape, dim = case
+    x = make_tensor(random_input(rng, shape), dtype, "cpu")
+    for log in (False, True):
+        cpu = to_f64(run_op(x, dim, log))
+        gpu = to_f64(run_op(x.cuda(), dim, log))
+        rtol, atol = tol(dtype, log)
+        np.testing.assert_allclose(gpu, cpu, rtol=2 * rtol, atol=2 * atol)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float32, id="float32"), pytest.param(mt.float16, id="float16")])
+def test_cuda_large_magnitudes_long_rows(dtype, rng):
+    scale = 1e4 if dtype_name(dtype) == "float32" else 6e4
+    for shape in ((4, 4099), (1, 262145), (1, 2**20)):
+        data = rng.uniform(-scale, scale, size=shape)
+        y = check_forward(make_tensor(data, dtype, "cuda"), 1, False)
+        assert np.all(np.isfinite(to_f64(y)))
