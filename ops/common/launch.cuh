@@ -1,0 +1,118 @@
+// Launch-shape helpers: a per-device cache of the properties that size grids (SM count, shared
+// memory limit, L2, cluster support), so the dispatcher does not query the driver per call.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+
+#include "core/cuda_check.h"
+
+namespace mt {
+
+struct DeviceInfo {
+  int sm_count = 0;
+  int major = 0;
+  int max_threads_per_sm = 0;
+  int64_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
+  int64_t smem_per_sm = 0;
+  int64_t l2_bytes = 0;
+  bool clusters = false;  // sm_90+, and not disabled by MT_SOFTMAX_NO_CLUSTER (for testing)
+};
+
+inline const DeviceInfo& device_info() {
+  constexpr int kMaxDevices = 64;
+  static DeviceInfo infos[kMaxDevices];
+  static std::once_flag flags[kMaxDevices];
+  int dev = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&dev));
+  std::call_once(flags[dev % kMaxDevices], [dev] {
+    DeviceInfo& d = infos[dev % kMaxDevices];
+    int v = 0;
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, dev));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.max_threads_per_sm,
+                                         cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    d.smem_per_block_optin = v;
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    d.smem_per_sm = v;
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, dev));
+    d.l2_bytes = v;
+    const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
+    d.clusters = d.major >= 9 && !(off && off[0] == '1');
+  });
+  return infos[dev % kMaxDevices];
+}
+
+// Launch-configuration queries cost microseconds of host time each, which shows up in the
+// timeline of small softmaxes; their answers never change for a (kernel, device, config), so
+// they are cached.
+inline int cached_query(const void* kernel, int64_t a, int64_t b, int (*query)(const void*, int64_t, int64_t)) {
+  struct Entry {
+    const void* kernel;
+    int device;
+    int64_t a, b;
+    int value;
+  };
+  static std::mutex mu;
+  static Entry entries[512];
+  static int count = 0;
+  int dev = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&dev));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (int i = 0; i < count; ++i)
+      if (entries[i].kernel == kernel && entries[i].device == dev && entries[i].a == a &&
+          entries[i].b == b)
+        return entries[i].value;
+  }
+  const int value = query(kernel, a, b);
+  std::lock_guard<std::mutex> lock(mu);
+  if (count < 512) entries[count++] = {kernel, dev, a, b, value};
+  return value;
+}
+
+// Lets `kernel` take up to the device's per-block maximum of dynamic shared memory (once).
+template <typename Kernel>
+inline void allow_dynamic_smem(Kernel kernel, int64_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  cached_query(reinterpret_cast<const void*>(kernel), -1, -1, [](const void* k, int64_t, int64_t) {
+    cudaFuncAttributes attr;
+    MT_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));  // static shared memory counts too
+    MT_CUDA_CHECK(cudaFuncSetAttribute(
+        k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        int(device_info().smem_per_block_optin - int64_t(attr.sharedSizeBytes))));
+    return 0;
+  });
+}
+
+// Resident blocks per SM for this kernel, block size and dynamic shared memory (at least 1).
+template <typename Kernel>
+inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
+  return cached_query(reinterpret_cast<const void*>(kernel), threads, smem,
+                      [](const void* k, int64_t t, int64_t sm) {
+                        int n = 0;
+                        MT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                            &n, k, int(t), static_cast<size_t>(sm)));
+                        return n > 0 ? n : 1;
+                      });
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline int log2_exact(int v) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  return l;
+}
+
+}  // namespace mt

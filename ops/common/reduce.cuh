@@ -1,0 +1,121 @@
+// Warp and block reductions, and the online (max, sum-of-exp) pair that lets a softmax reduce a
+// row in one pass when the row cannot stay on chip.
+#pragma once
+
+#include <cmath>
+
+namespace mt {
+
+// NaN-propagating max: fmax would drop a NaN, but torch's softmax turns a NaN row into NaNs.
+template <typename A>
+__device__ __forceinline__ A nan_max(A a, A b) {
+  return (a > b || a != a) ? a : b;
+}
+
+__device__ __forceinline__ float acc_exp(float x) { return expf(x); }
+__device__ __forceinline__ double acc_exp(double x) { return exp(x); }
+// Per-element exp: the hardware approximation (2 ulp of float) when the result is stored in a
+// 16-bit type, whose rounding is 1000x coarser; the accurate expf for float32 and exp for float64.
+template <bool Fast, typename A>
+__device__ __forceinline__ A elem_exp(A x) {
+  if constexpr (Fast && sizeof(A) == 4)
+    return __expf(x);
+  else
+    return acc_exp(x);
+}
+__device__ __forceinline__ float acc_log(float x) { return logf(x); }
+__device__ __forceinline__ double acc_log(double x) { return log(x); }
+
+struct MaxOp {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return nan_max(a, b); }
+};
+struct SumOp {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+};
+
+// Running max m and sum of exp(x - m) over the elements seen so far.
+template <typename A>
+struct MaxSum {
+  A m, s;
+};
+
+template <typename A>
+__device__ __forceinline__ MaxSum<A> maxsum_identity() {
+  return {-INFINITY, A(0)};
+}
+
+// exp(x - m) for the running sum. A -inf element adds 0 even while m is still -inf (torch's
+// exp(-inf - max) once the row has a finite max); a row that stays all -inf is turned into NaN by
+// fwd_coef. x = m = +inf gives NaN (inf - inf), as torch's max-subtract-exp does.
+template <bool Fast = false, typename A>
+__device__ __forceinline__ A exp_term(A x, A m) {
+  return x == A(-INFINITY) ? A(0) : elem_exp<Fast>(x - m);
+}
+
+// Folds K more elements into the running (max, sum): one rescale per K elements, no branches.
+template <bool Fast = false, int K, typename A>
+__device__ __forceinline__ void maxsum_push(MaxSum<A>& st, const A (&x)[K]) {
+  A m = st.m;
+#pragma unroll
+  for (int k = 0; k < K; ++k) m = nan_max(m, x[k]);
+  A s = st.m == m ? st.s : st.s * acc_exp(st.m - m);
+#pragma unroll
+  for (int k = 0; k < K; ++k) s += exp_term<Fast>(x[k], m);
+  st = {m, s};
+}
+
+// Rescaling a partial by exp(m_i - m) is skipped when m_i == m: that keeps empty partials
+// (-inf, 0) at 0 instead of exp(-inf + inf) = NaN.
+template <typename A>
+__device__ __forceinline__ MaxSum<A> maxsum_combine(MaxSum<A> a, MaxSum<A> b) {
+  const A m = nan_max(a.m, b.m);
+  const A sa = a.m == m ? a.s : a.s * acc_exp(a.m - m);
+  const A sb = b.m == m ? b.s : b.s * acc_exp(b.m - m);
+  return {m, sa + sb};
+}
+
+struct MaxSumOp {
+  template <typename A>
+  __device__ __forceinline__ MaxSum<A> operator()(MaxSum<A> a, MaxSum<A> b) const {
+    return maxsum_combine(a, b);
+  }
+};
+
+template <typename A>
+__device__ __forceinline__ A shfl_xor(A v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <typename A>
+__device__ __forceinline__ MaxSum<A> shfl_xor(MaxSum<A> v, int mask) {
+  return {__shfl_xor_sync(0xffffffffu, v.m, mask), __shfl_xor_sync(0xffffffffu, v.s, mask)};
+}
+
+// Butterfly over aligned groups of `width` lanes (a power of two <= 32); every lane of the warp
+// must call it, and every lane of a group ends with the group's result.
+template <typename V, typename Op>
+__device__ __forceinline__ V warp_allreduce(V v, Op op, int width = 32) {
+  for (int mask = width >> 1; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
+  return v;
+}
+
+// Every thread of the block gets the result. `scratch` holds 33 V; back-to-back calls may reuse
+// it (the barrier inside orders the next call's writes after this call's reads).
+template <typename V, typename Op>
+__device__ __forceinline__ V block_allreduce(V v, Op op, V identity, V* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nwarps = (blockDim.x + 31) >> 5;
+  v = warp_allreduce(v, op);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    V w = lane < nwarps ? scratch[lane] : identity;
+    w = warp_allreduce(w, op);
+    if (lane == 0) scratch[32] = w;
+  }
+  __syncthreads();
+  return scratch[32];
+}
+
+}  // namespace mt

@@ -1,0 +1,128 @@
+// Tiers 2 and 3a: a row (inner == 1) too wide for registers is cached in shared memory, in its
+// storage type, between the reduction and the write: one read and one write of global memory.
+// Without clusters a block owns a whole row (tier 2: medium rows). With kCluster (sm_90) the row
+// is split over the `cs` blocks of a thread-block cluster, each caching its chunk, and the
+// block partials are combined through distributed shared memory (tier 3a: long rows, few of
+// them: a row of a million elements fills 16 SMs instead of one).
+// Every thread touches the same shared-memory packs in every phase, so the cached row needs no
+// barrier of its own; only the reductions synchronize.
+#pragma once
+
+#include "core/dtype.h"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/cluster_reduce.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+constexpr int kBlockTierMaxThreads = 1024;
+// Packs loaded before any is stored (loads in flight); the backward loads two tensors, and 1024
+// threads leave 64 registers a thread.
+template <bool Bwd>
+constexpr int block_tier_unroll() {
+  return Bwd ? 2 : 4;
+}
+
+// Dynamic shared memory: ceil(chunk / N) packs (x, or y), then as many again for dy (Bwd).
+template <typename T, bool Bwd>
+inline int64_t block_tier_smem(int64_t chunk) {
+  constexpr int N = pack_size<T>();
+  return (chunk + N - 1) / N * 16 * (Bwd ? 2 : 1);
+}
+
+// Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk` (a multiple of N) is the part of a
+// row each block of a cluster owns; without clusters chunk >= cols.
+template <typename T, bool Log, bool Bwd, bool kCluster>
+__global__ void __launch_bounds__(kBlockTierMaxThreads)
+    softmax_block_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                         int64_t rows, int cols, int chunk, bool vec) {
+  using A = acc_t<T>;
+  constexpr bool kFast = sizeof(T) == 2;
+  constexpr int N = pack_size<T>();
+  using P = Pack<T, N>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  P* buf_a = reinterpret_cast<P*>(smem_raw);
+  P* buf_b = buf_a + (chunk + N - 1) / N;
+  __shared__ A scratch[33];
+  __shared__ ClusterSlots<A> slots;
+  int parity = 0;
+
+  unsigned cs = 1, rank = 0;
+  if constexpr (kCluster) rank = cluster_rank_and_size(cs);
+  const int c0 = int(rank) * chunk;
+  const int c1 = min(cols, c0 + chunk);
+  const int npk = c1 > c0 ? (c1 - c0 + N - 1) / N : 0;
+  const int bd = blockDim.x;
+  constexpr int U = block_tier_unroll<Bwd>();
+
+  for (int64_t row = blockIdx.x / cs; row < rows; row += gridDim.x / cs) {
+    const T* ra = a + row * cols + c0;
+    const T* rb = Bwd ? b + row * cols + c0 : nullptr;
+    const int end = c1 - c0;
+    A acc = Bwd ? A(0) : A(-INFINITY);
+    for (int p0 = threadIdx.x; p0 < npk; p0 += U * bd) {
+      P pa[U], pb[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int p = p0 + u * bd;
+        if (p < npk) {
+          pa[u] = load_raw<N>(ra, p * N, end, vec);
+          if constexpr (Bwd) pb[u] = load_raw<N>(rb, p * N, end, vec);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int p = p0 + u * bd;
+        if (p < npk) {
+          buf_a[p] = pa[u];
+          if constexpr (Bwd) buf_b[p] = pb[u];
+#pragma unroll
+          for (int j = 0; j < N; ++j) {
+            if (p * N + j < end) {
+              if constexpr (Bwd)
+                acc += bwd_term<Log>(A(pa[u].v[j]), A(pb[u].v[j]));
+              else
+                acc = nan_max(acc, A(pa[u].v[j]));
+            }
+          }
+        }
+      }
+    }
+    T* ro = out + row * cols + c0;
+    if constexpr (!Bwd) {
+      A m = block_allreduce(acc, MaxOp(), A(-INFINITY), scratch);
+      if constexpr (kCluster) m = cluster_allreduce(m, MaxOp(), A(-INFINITY), slots, parity);
+      A s = 0;
+      for (int p = threadIdx.x; p < npk; p += bd) {
+        const P v = buf_a[p];
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          if (p * N + j < end) s += elem_exp<kFast>(A(v.v[j]) - m);
+      }
+      s = block_allreduce(s, SumOp(), A(0), scratch);
+      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
+      const A coef = fwd_coef<Log>(s, m);
+      for (int p = threadIdx.x; p < npk; p += bd) {
+        const P v = buf_a[p];
+        A o[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) o[j] = fwd_out<Log, kFast>(A(v.v[j]), m, coef);
+        store_pack<N>(ro, p * N, end, vec, o);
+      }
+    } else {
+      A s = block_allreduce(acc, SumOp(), A(0), scratch);
+      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
+      for (int p = threadIdx.x; p < npk; p += bd) {
+        const P y = buf_a[p], dy = buf_b[p];
+        A o[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(A(y.v[j]), A(dy.v[j]), s);
+        store_pack<N>(ro, p * N, end, vec, o);
+      }
+    }
+  }
+  if constexpr (kCluster) cluster_exit_barrier();
+}
+
+}  // namespace mt

@@ -1,0 +1,117 @@
+// Tier 3b (portable long rows): a row too long for one block's, or one cluster's, shared memory
+// (e.g. [1, 16777216]) or any long row on a GPU without clusters. Two kernels, three passes:
+//   stats: each block reduces one chunk of a row to a partial -- an online (max, sum of exp) for
+//          the forward, sum(y * dy) or sum(dy) for the backward -- into a small workspace;
+//   apply: each block combines its row's partials (a few KB, from L2) and writes its chunk.
+// `apply` walks the chunks in reverse, so it first re-reads what `stats` read last, which is
+// still in L2 when the tensor is larger than L2.
+#pragma once
+
+#include "core/dtype.h"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+constexpr int kSplitRowThreads = 512;
+constexpr int kSplitRowUnroll = 4;
+
+template <typename T, bool Log, bool Bwd>
+__global__ void __launch_bounds__(kSplitRowThreads)
+    softmax_split_stats_kernel(const T* __restrict__ a, const T* __restrict__ b, int64_t cols,
+                               int64_t chunk, int64_t chunks, bool vec,
+                               MaxSum<acc_t<T>>* __restrict__ partials) {
+  using A = acc_t<T>;
+  constexpr bool kFast = sizeof(T) == 2;
+  constexpr int N = pack_size<T>();
+  __shared__ MaxSum<A> scratch[33];
+  const int64_t row = blockIdx.x / chunks, c = blockIdx.x % chunks;
+  const int64_t c0 = c * chunk;
+  const int64_t end = (cols - c0 < chunk ? cols - c0 : chunk);
+  const T* ra = a + row * cols + c0;
+  const T* rb = Bwd ? b + row * cols + c0 : nullptr;
+  MaxSum<A> st = maxsum_identity<A>();
+  const int npk = int((end + N - 1) / N);
+  for (int p0 = threadIdx.x; p0 < npk; p0 += kSplitRowUnroll * kSplitRowThreads) {
+    A va[kSplitRowUnroll][N], vb[kSplitRowUnroll][N];
+#pragma unroll
+    for (int u = 0; u < kSplitRowUnroll; ++u) {
+      const int p = p0 + u * kSplitRowThreads;
+      const int64_t e = p < npk ? end : 0;
+      load_pack<N>(ra, int64_t(p) * N, e, vec, va[u], Bwd ? A(0) : A(-INFINITY));
+      if constexpr (Bwd) load_pack<N>(rb, int64_t(p) * N, e, vec, vb[u], A(0));
+    }
+#pragma unroll
+    for (int u = 0; u < kSplitRowUnroll; ++u) {  // padding reads as -inf (fwd) or 0 (bwd)
+      if constexpr (Bwd) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) st.s += bwd_term<Log>(va[u][j], vb[u][j]);
+      } else {
+        maxsum_push<kFast>(st, va[u]);
+      }
+    }
+  }
+  if constexpr (Bwd) {
+    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
+  } else {
+    st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = st;
+}
+
+template <typename T, bool Log, bool Bwd>
+__global__ void __launch_bounds__(kSplitRowThreads)
+    softmax_split_apply_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                               T* __restrict__ out, int64_t cols, int64_t chunk, int64_t chunks,
+                               bool vec, const MaxSum<acc_t<T>>* __restrict__ partials) {
+  using A = acc_t<T>;
+  constexpr bool kFast = sizeof(T) == 2;
+  constexpr int N = pack_size<T>();
+  __shared__ MaxSum<A> scratch[33];
+  const int64_t bid = gridDim.x - 1 - blockIdx.x;  // reverse order: L2 hits first
+  const int64_t row = bid / chunks, c = bid % chunks;
+  MaxSum<A> st = maxsum_identity<A>();
+  if constexpr (Bwd) st.m = 0;
+  for (int64_t i = threadIdx.x; i < chunks; i += kSplitRowThreads) {
+    const MaxSum<A> q = partials[row * chunks + i];
+    if constexpr (Bwd)
+      st.s += q.s;
+    else
+      st = maxsum_combine(st, q);
+  }
+  if constexpr (Bwd) {
+    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
+  } else {
+    st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
+  }
+  const A coef = Bwd ? A(0) : fwd_coef<Log>(st.s, st.m);
+  const int64_t c0 = c * chunk;
+  const int64_t end = (cols - c0 < chunk ? cols - c0 : chunk);
+  const T* ra = a + row * cols + c0;
+  const T* rb = Bwd ? b + row * cols + c0 : nullptr;
+  T* ro = out + row * cols + c0;
+  const int npk = int((end + N - 1) / N);
+  for (int p0 = threadIdx.x; p0 < npk; p0 += kSplitRowUnroll * kSplitRowThreads) {
+    A va[kSplitRowUnroll][N], vb[kSplitRowUnroll][N];
+#pragma unroll
+    for (int u = 0; u < kSplitRowUnroll; ++u) {
+      const int p = p0 + u * kSplitRowThreads;
+      const int64_t e = p < npk ? end : 0;
+      load_pack<N>(ra, int64_t(p) * N, e, vec, va[u], A(0));
+      if constexpr (Bwd) load_pack<N>(rb, int64_t(p) * N, e, vec, vb[u], A(0));
+    }
+#pragma unroll
+    for (int u = 0; u < kSplitRowUnroll; ++u) {
+      const int p = p0 + u * kSplitRowThreads;
+      if (p < npk) {
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          va[u][j] = Bwd ? bwd_out<Log, kFast>(va[u][j], vb[u][j], st.s) : fwd_out<Log, kFast>(va[u][j], st.m, coef);
+        store_pack<N>(ro, int64_t(p) * N, end, vec, va[u]);
+      }
+    }
+  }
+}
+
+}  // namespace mt

@@ -1,0 +1,281 @@
+// CUDA softmax / log_softmax, forward and backward: picks a kernel tier per (outer, axis, inner,
+// dtype). Every tier reads and writes each element once when its reduction group fits on chip;
+// the tiers differ in where the group lives. Kernels are in ops/softmax/cuda/*.cuh.
+#include "ops/softmax/softmax_cuda.h"
+
+#include <algorithm>
+
+#include "core/cuda_check.h"
+#include "core/errors.h"
+#include "ops/common/launch.cuh"
+#include "ops/softmax/cuda/block_tier.cuh"
+#include "ops/softmax/cuda/inner_tier.cuh"
+#include "ops/softmax/cuda/split_row_tier.cuh"
+#include "ops/softmax/cuda/warp_tier.cuh"
+
+namespace mt {
+namespace {
+
+// Past this many bytes of a row on chip, one block per SM would be all that fits and the SM
+// would idle between its load and store phases: split the row over a cluster instead.
+constexpr int64_t kRowBlockBytes = 64 * 1024;
+// An inner-dim group is cached in shared memory up to this size (two blocks per SM still fit).
+constexpr int64_t kInnerOnchipBytes = 96 * 1024;
+
+struct Ptrs {
+  const void* a;  // x (forward) or y (backward)
+  const void* b;  // dy (backward) or null
+  void* out;
+  bool aligned() const { return is_aligned16(a) && (!b || is_aligned16(b)) && is_aligned16(out); }
+};
+
+// Widest row kept in warp registers: 32 lanes x 8 packs, at most 1024 elements (beyond that the
+// per-thread arrays of the 16-bit and backward variants would spill).
+template <typename T>
+constexpr int warp_tier_max_cols() {
+  return std::min(1024, 32 * 8 * pack_size<T>());
+}
+
+template <typename T, bool Log, bool Bwd>
+void launch_warp_tier(const Ptrs& p, int64_t rows, int cols, cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const int64_t npk = ceil_div(cols, N);
+  // Tiny rows: a sub-warp of just enough lanes; wider rows: a full warp with 2-8 packs a lane.
+  const int lanes = npk <= 32 ? next_pow2(npk) : 32;
+  const int packs = npk <= 32 ? 1 : next_pow2(ceil_div(npk, 32));
+  const int64_t rows_per_block = int64_t(kWarpTierThreads / lanes) * (packs == 1 ? 2 : 1);
+  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  auto run = [&](auto kernel) {
+    const int64_t fill = int64_t(blocks_per_sm(kernel, kWarpTierThreads, 0)) * device_info().sm_count;
+    const int grid = int(std::min(ceil_div(rows, rows_per_block), fill));
+    kernel<<<grid, kWarpTierThreads, 0, stream>>>(static_cast<const T*>(p.a),
+                                                 static_cast<const T*>(p.b), static_cast<T*>(p.out),
+                                                 rows, cols, log2_exact(lanes), vec);
+    MT_CUDA_CHECK_LAUNCH();
+  };
+  if (packs == 1) return run(softmax_warp_kernel<T, 1, Log, Bwd>);
+  if (packs == 2) return run(softmax_warp_kernel<T, 2, Log, Bwd>);
+  if (packs == 4) return run(softmax_warp_kernel<T, 4, Log, Bwd>);
+  if constexpr (32 * 8 * N <= 1024) {
+    if (packs == 8) return run(softmax_warp_kernel<T, 8, Log, Bwd>);
+  }
+  MT_ASSERT(false, "warp tier got ", cols, " columns");
+}
+
+// Threads for a block that owns `elems` elements: about eight packs each (two unrolled batches
+// of loads; smaller blocks let more of them share an SM and overlap their phases), 128..1024.
+template <typename T>
+int block_threads_for(int64_t elems) {
+  const int64_t want = next_pow2(ceil_div(ceil_div(elems, pack_size<T>()), 8));
+  return int(std::clamp<int64_t>(want, 128, kBlockTierMaxThreads));
+}
+
+// Tier 3a: returns false when the cluster cannot be launched (then the caller splits the row).
+template <typename T, bool Log, bool Bwd>
+bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec,
+                         cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const int chunk = int(ceil_div(ceil_div(cols, cs), N) * N);
+  const int64_t smem = block_tier_smem<T, Bwd>(chunk);
+  const DeviceInfo& dev = device_info();
+  if (smem > dev.smem_per_block_optin - 1024) return false;
+  auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
+  allow_dynamic_smem(kernel, smem);
+  const int threads = block_threads_for<T>(chunk);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(cs);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = size_t(smem);
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  // How many such clusters fit at once (0: this size cannot run here). Cached per config.
+  const int active = cached_query(
+      reinterpret_cast<const void*>(kernel), cs * 4096 + threads / 32, smem,
+      [](const void* k, int64_t key, int64_t sm) {
+        const int cluster = int(key / 4096), nthreads = int(key % 4096) * 32;
+        if (cluster > 8)
+          MT_CUDA_CHECK(
+              cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = unsigned(cluster);
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t c = {};
+        c.gridDim = dim3(unsigned(cluster));
+        c.blockDim = dim3(unsigned(nthreads));
+        c.dynamicSmemBytes = size_t(sm);
+        c.attrs = at;
+        c.numAttrs = 1;
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, k, &c) != cudaSuccess) {
+          (void)cudaGetLastError();
+          n = 0;
+        }
+        return n;
+      });
+  if (active == 0) return false;
+  // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
+  if (rows * cs >= (int64_t(1) << 31)) return false;
+  cfg.gridDim = dim3(unsigned(rows * cs));
+  MT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(p.a),
+                                   static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
+                                   chunk, vec));
+  return true;
+}
+
+// Stream-ordered workspace from a pool of our own that keeps its memory between calls (the
+// default pool returns it at every synchronize, and re-allocating costs tens of microseconds).
+cudaMemPool_t workspace_pool() {
+  constexpr int kMaxDevices = 64;
+  static cudaMemPool_t pools[kMaxDevices];
+  static std::once_flag flags[kMaxDevices];
+  int dev = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&dev));
+  std::call_once(flags[dev % kMaxDevices], [dev] {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    MT_CUDA_CHECK(cudaMemPoolCreate(&pools[dev % kMaxDevices], &props));
+    uint64_t keep = 64ull << 20;
+    MT_CUDA_CHECK(cudaMemPoolSetAttribute(pools[dev % kMaxDevices],
+                                          cudaMemPoolAttrReleaseThreshold, &keep));
+  });
+  return pools[dev % kMaxDevices];
+}
+
+template <typename T, bool Log, bool Bwd>
+void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>();
+  const DeviceInfo& dev = device_info();
+  // Enough chunks for ~4 blocks per SM, each chunk 1-16 packs per thread.
+  const int64_t min_chunk = int64_t(kSplitRowThreads) * N, max_chunk = 16 * min_chunk;
+  const int64_t want_chunks = std::max<int64_t>(1, ceil_div(4 * dev.sm_count, rows));
+  const int64_t chunk =
+      ceil_div(std::clamp(ceil_div(cols, want_chunks), min_chunk, max_chunk), N) * N;
+  const int64_t chunks = ceil_div(cols, chunk);
+  const int64_t blocks = rows * chunks;
+  MT_ASSERT(blocks < (int64_t(1) << 31), "split-row softmax grid too large");
+  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  MaxSum<A>* partials = nullptr;
+  MT_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partials),
+                                        size_t(blocks) * sizeof(MaxSum<A>), workspace_pool(),
+                                        stream));
+  const T* a = static_cast<const T*>(p.a);
+  const T* b = static_cast<const T*>(p.b);
+  softmax_split_stats_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
+      a, b, cols, chunk, chunks, vec, partials);
+  MT_CUDA_CHECK_LAUNCH();
+  softmax_split_apply_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
+      a, b, static_cast<T*>(p.out), cols, chunk, chunks, vec, partials);
+  MT_CUDA_CHECK_LAUNCH();
+  MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
+}
+
+// inner == 1 and rows wider than the warp tier.
+template <typename T, bool Log, bool Bwd>
+void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const DeviceInfo& dev = device_info();
+  const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  if (dev.clusters && cols < (int64_t(1) << 30)) {
+    // Enough blocks per row to keep each chunk <= kRowBlockBytes, and, when rows are few, to
+    // give every SM work (without making chunks shorter than 4K elements).
+    // 16 blocks (non-portable cluster size) is the most a cluster can hold.
+    int64_t cs = ceil_div(row_bytes, kRowBlockBytes);
+    if (rows < 2 * dev.sm_count)
+      cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
+    cs = std::min<int64_t>(cs, 16);
+    if (cs > 1 &&
+        launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs), vec, stream))
+      return;
+  }
+  // Tier 2: one block per row, the row in shared memory (up to the device's per-block limit when
+  // there are no clusters to split it).
+  const int64_t smem = block_tier_smem<T, Bwd>(cols);
+  if (smem <= dev.smem_per_block_optin - 1024 && (row_bytes <= kRowBlockBytes || !dev.clusters) &&
+      (rows >= dev.sm_count || row_bytes <= kRowBlockBytes)) {
+    auto kernel = softmax_block_kernel<T, Log, Bwd, false>;
+    allow_dynamic_smem(kernel, smem);
+    const int threads = block_threads_for<T>(ceil_div(cols, N) * N);
+    const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
+    const int grid = int(std::min(rows, fill));
+    kernel<<<grid, threads, smem, stream>>>(static_cast<const T*>(p.a), static_cast<const T*>(p.b),
+                                            static_cast<T*>(p.out), rows, int(cols),
+                                            int(ceil_div(cols, N) * N), vec);
+    MT_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  launch_split_row_tier<T, Log, Bwd>(p, rows, cols, stream);
+}
+
+// Tier 4: inner > 1.
+template <typename T, bool Log, bool Bwd>
+void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const DeviceInfo& dev = device_info();
+  const int64_t npk = ceil_div(s.inner, N);
+  // Threads along inner: 8 (128-byte segments) unless that leaves too few tiles to fill the GPU;
+  // never below 2 (32-byte sectors).
+  int64_t tx = std::min<int64_t>(8, next_pow2(npk));
+  while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
+  // A short axis leaves threads along it idle: hand them to inner instead.
+  const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
+  tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));
+  const int64_t tiles = ceil_div(npk, tx);
+  const bool vec = p.aligned() && (s.inner * int64_t(sizeof(T))) % 16 == 0;
+  const bool onchip = inner_tier_smem<T, Bwd>(s.axis, int(tx), true) <= kInnerOnchipBytes;
+  const int64_t smem = inner_tier_smem<T, Bwd>(s.axis, int(tx), onchip);
+  auto kernel = softmax_inner_kernel<T, Log, Bwd>;
+  allow_dynamic_smem(kernel, smem);
+  const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerThreads, smem)) * dev.sm_count;
+  const int grid = int(std::min(s.outer * tiles, fill));
+  kernel<<<grid, kInnerThreads, smem, stream>>>(static_cast<const T*>(p.a),
+                                               static_cast<const T*>(p.b), static_cast<T*>(p.out),
+                                               s.outer, s.axis, s.inner, log2_exact(int(tx)),
+                                               tiles, vec, onchip);
+  MT_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, bool Log, bool Bwd>
+void launch_softmax(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+  if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s, stream);
+  if (s.axis <= warp_tier_max_cols<T>())
+    return launch_warp_tier<T, Log, Bwd>(p, s.outer, int(s.axis), stream);
+  launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis, stream);
+}
+
+template <bool Bwd>
+void dispatch(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, cudaStream_t stream) {
+  if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0) return;
+  const char* name = Bwd ? (log ? "log_softmax_backward_cuda" : "softmax_backward_cuda")
+                         : (log ? "log_softmax_cuda" : "softmax_cuda");
+  MT_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
+    if (log)
+      launch_softmax<scalar_t, true, Bwd>(p, s, stream);
+    else
+      launch_softmax<scalar_t, false, Bwd>(p, s, stream);
+  });
+}
+
+}  // namespace
+
+void softmax_forward_cuda(const void* x, void* y, DType dtype, SoftmaxShape shape, bool log,
+                          cudaStream_t stream) {
+  dispatch<false>(Ptrs{x, nullptr, y}, dtype, shape, log, stream);
+}
+
+void softmax_backward_cuda(const void* y, const void* dy, void* dx, DType dtype,
+                           SoftmaxShape shape, bool log, cudaStream_t stream) {
+  dispatch<true>(Ptrs{y, dy, dx}, dtype, shape, log, stream);
+}
+
+}  // namespace mt
