@@ -230,7 +230,7 @@ def test_cli_help_and_ladder_gate() -> None:
 
 
 def test_compile_failure_is_recorded_not_raised() -> None:
-    from . import contenders
+    from minitensor.bench import contenders
 
     def failing_compile(fn: Any, dynamic: bool) -> Any:
         raise RuntimeError("inductor: no C compiler\nlong traceback...")

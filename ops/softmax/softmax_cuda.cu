@@ -8,6 +8,7 @@
 #include "core/cuda_check.h"
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
+#include "ops/softmax/cuda/block_reg_tier.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
@@ -179,11 +180,46 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
+// Tier 2a (forward): returns false when the row does not fit in one block's registers.
+template <typename T, bool Log>
+bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  constexpr int kMaxPacks = block_reg_max_packs<T>();
+  const int64_t npk = ceil_div(cols, N);
+  if (npk > int64_t(kBlockRegMaxThreads) * kMaxPacks) return false;
+  // The fewest packs a thread that keep the block at <= 256 threads: several small blocks per SM
+  // overlap one row's reductions with another row's loads. Longer rows take bigger blocks.
+  int packs = 1;
+  while (packs < kMaxPacks && ceil_div(npk, packs) > 256) packs *= 2;
+  const int threads = int(ceil_div(ceil_div(npk, packs), 32) * 32);
+  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  auto run = [&](auto kernel) {
+    const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
+    kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(
+        static_cast<const T*>(p.a), static_cast<T*>(p.out), rows, int(cols), vec);
+    MT_CUDA_CHECK_LAUNCH();
+    return true;
+  };
+  if (packs == 1) return run(softmax_block_reg_kernel<T, 1, Log>);
+  if (packs == 2) return run(softmax_block_reg_kernel<T, 2, Log>);
+  if constexpr (kMaxPacks >= 4) {
+    if (packs == 4) return run(softmax_block_reg_kernel<T, 4, Log>);
+  }
+  if constexpr (kMaxPacks >= 8) {
+    if (packs == 8) return run(softmax_block_reg_kernel<T, 8, Log>);
+  }
+  return false;
+}
+
 // inner == 1 and rows wider than the warp tier.
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
+  // Enough rows to give every SM a block: one block a row, the row in registers.
+  if constexpr (!Bwd) {
+    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, stream)) return;
+  }
   const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   if (dev.clusters && cols < (int64_t(1) << 30)) {
