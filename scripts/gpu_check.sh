@@ -1,62 +1,85 @@
 #!/usr/bin/env bash
-# One call on a GPU machine with no network: build, GPU tests, compute-sanitizer, benchmark.
-# Logs, CSV and PNG land in $OUT (default ./gpu_out). Steps can be picked:
-#   bash scripts/gpu_check.sh                 # build tests sanitize bench demo
-#   bash scripts/gpu_check.sh build bench     # only these
-# BENCH_ARGS overrides the benchmark's arguments (default: the full sweep against torch and
-# torch.compile). A wheel in .gpuwheel/ (from an earlier run's $OUT) skips the build.
+# One call on a GPU machine with no network: build, GPU tests, compute-sanitizer, benchmarks.
+# Everything printed also goes to $OUT/gpu_check.log; the benchmarks add CSV and PNG files
+# (at most 8 files come back from the device tool, so logs share one file). Steps can be picked:
+#   bash scripts/gpu_check.sh                          # build tests sanitize bench overhead ladder matmul demo
+#   bash scripts/gpu_check.sh build bench              # only these
+# BENCH_ARGS overrides the softmax benchmark's arguments (default: the full sweep against torch
+# and torch.compile). A wheel in .gpuwheel/ (saved from an earlier run's $OUT) skips the build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 OUT=${OUT:-$repo/gpu_out}
 mkdir -p "$OUT"
+log="$OUT/gpu_check.log"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build tests sanitize bench demo)
+[ ${#steps[@]} -eq 0 ] && steps=(build tests sanitize bench overhead ladder matmul demo)
 want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
+say() { echo "== $*" | tee -a "$log"; }
 status=0
 py=python3
 export PYTHONUNBUFFERED=1
 
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$log"
 
 if want build; then
+  start=$(date +%s)
   if ls .gpuwheel/minitensor-*.whl >/dev/null 2>&1; then
-    $py -m pip install -q --no-deps --force-reinstall .gpuwheel/minitensor-*.whl 2>&1 | tee "$OUT/build.log"
+    say "install prebuilt wheel"
+    $py -m pip install -q --no-deps --force-reinstall .gpuwheel/minitensor-*.whl >>"$log" 2>&1 || exit 1
   else
-    start=$(date +%s)
+    say "build"
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) $py -m pip wheel --no-build-isolation --no-deps -w /tmp/wheel . \
-      >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-    $py -m pip install -q --no-deps --force-reinstall /tmp/wheel/minitensor-*.whl >>"$OUT/build.log" 2>&1
+      >/tmp/build.log 2>&1 || { tail -60 /tmp/build.log | tee -a "$log"; exit 1; }
+    $py -m pip install -q --no-deps --force-reinstall /tmp/wheel/minitensor-*.whl >>"$log" 2>&1 || exit 1
     cp /tmp/wheel/minitensor-*.whl "$OUT/"
-    echo "build: $(( $(date +%s) - start )) s"
   fi
+  say "build: $(( $(date +%s) - start )) s"
 fi
 
 cd /tmp  # import the installed package, not the source folder
 if want tests; then
-  $py -m pytest "$repo/tests" -q -p no:cacheprovider -x --timeout=900 2>&1 | tee "$OUT/tests.log" | tail -30
+  say "tests (CPU and CUDA)"
+  $py -m pytest "$repo/tests" -q -p no:cacheprovider -x 2>&1 | tail -25 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if want sanitize; then
-  # A small GPU subset (every tier, a few shapes) under memcheck and racecheck.
-  : >"$OUT/sanitizer.log"
+  # A small GPU subset that reaches every softmax tier, under memcheck and racecheck.
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 --target-processes all \
-      $py -m pytest "$repo/tests" -q -p no:cacheprovider -m cuda -k "sanitizer_subset" 2>&1 |
-      tail -15 | tee -a "$OUT/sanitizer.log"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "compute-sanitizer $tool FAILED"; status=1; }
+    say "compute-sanitizer $tool"
+    compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      $py -m pytest "$repo/tests/test_softmax.py" -q -p no:cacheprovider -m cuda -k sanitizer_subset 2>&1 |
+      tail -6 | tee -a "$log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { say "compute-sanitizer $tool FAILED"; status=1; }
   done
 fi
 
 if want bench; then
+  say "softmax benchmark"
   # shellcheck disable=SC2086
   $py -m minitensor.bench softmax --device cuda ${BENCH_ARGS:---compare torch,compile} --out "$OUT" \
-    2>"$OUT/bench_progress.log" | tee "$OUT/bench.log"
+    2>/dev/null | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
+if want overhead; then
+  say "host overhead"
+  $py -m minitensor.bench overhead --device cuda 2>&1 | tee -a "$log"
+fi
+
+if want ladder; then
+  say "kernel ladder"
+  $py -m minitensor.bench ladder --out "$OUT" 2>/dev/null | tee -a "$log"
+fi
+
+if want matmul; then
+  say "matmul GFLOP/s"
+  $py -m minitensor.bench.matmul_bench 2>&1 | tee -a "$log"
+fi
+
 if want demo; then
-  $py -m minitensor.demo 2>&1 | tee "$OUT/demo.log" | tail -5
+  say "demo"
+  $py -m minitensor.demo 2>&1 | tail -4 | tee -a "$log"
 fi
 exit $status

@@ -336,6 +336,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     ((64, 1024), 1), ((32, 1025), 1), ((16, 2048), 1), ((16, 4099), 1), ((8, 8192), 1),
     ((4, 12288), 1), ((3, 12289), 1), ((2, 65536), 1), ((1, 65536), 1), ((1, 262145), 1),
     ((3, 262145), 1), ((1, 2**20), 1), ((2, 2**20 + 3), 1), ((1, 2**22 + 1), 1),
+    # >= one row per SM with 1025..32768 columns: the block-per-row register tier and its edges
+    ((200, 1025), 1), ((300, 2047), 1), ((160, 4096), 1), ((140, 8193), 1), ((133, 16385), 1),
+    ((132, 32768), 1), ((132, 32769), 1),
 ]
 # (outer, axis, inner) for softmax over a non-last dim.
 CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
@@ -416,3 +419,24 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
         data = rng.uniform(-scale, scale, size=shape)
         y = check_forward(make_tensor(data, dtype, "cuda"), 1, False)
         assert np.all(np.isfinite(to_f64(y)))
+
+
+# One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run
+# these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
+SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
+                   ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1)]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float32, id="float32"), pytest.param(mt.float16, id="float16")])
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", SANITIZER_CASES, ids=case_id)
+def test_sanitizer_subset(case, log, dtype, rng):
+    shape, dim = case
+    cuda_check(shape, dim, log, dtype, rng)
+    x = make_tensor(random_input(rng, shape), dtype, "cuda")
+    y = run_op(x, dim, log)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
+    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
+    scale = max(1.0, np.abs(to_f64(dy)).max() * np.sqrt(shape[dim])) / tol(dtype)[1] * tol(dtype)[0]
+    assert_close(backward(y, dy, dim, log), expected, dtype, scale=scale)

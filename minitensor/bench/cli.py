@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="The kernel ladder: 1024 rows, n = 512..10240 step 512, float32, every impl from "
                     "mt.softmax_impls('cuda') plus torch.softmax. Exits 2 if the ladder is not built.")
     _add_common(ladder, with_device=False)
+
+    overhead = commands.add_parser(
+        "overhead", help="host time per t.softmax call on a small tensor vs torch.softmax (10,000 calls)")
+    overhead.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="default: cuda")
+    overhead.add_argument("--calls", type=int, default=10_000, help="calls per timed batch (default 10000)")
     return parser
 
 
@@ -143,5 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .ladder import run_ladder
 
         return run_ladder(measure_config(args), args.out)
+    if args.command == "overhead":
+        from .overhead import run_overhead
+
+        return run_overhead(args.device, args.calls)
     parser.print_help()
     return 2
