@@ -19,6 +19,11 @@ void bind_creation(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_dlpack(py::module_& m);
+void bind_elementwise(py::module_& m);
+void bind_reduce(py::module_& m);
+void bind_matmul(py::module_& m);
+void bind_creation_ops(py::module_& m);
+void bind_ladder(py::module_& m);
 
 // Accepts "cuda:1", a minitensor.device, or None (-> `fallback`).
 Device to_device(const py::handle& obj, Device fallback = Device());

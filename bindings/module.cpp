@@ -11,4 +11,9 @@ PYBIND11_MODULE(_C, m) {
   bind_ops(m);
   bind_cuda(m);
   bind_dlpack(m);
+  bind_elementwise(m);
+  bind_reduce(m);
+  bind_matmul(m);
+  bind_creation_ops(m);
+  bind_ladder(m);
 }

@@ -15,18 +15,25 @@ from ._C import (
     from_dlpack,
     from_numpy,
     full,
-    log_softmax,
     manual_seed,
     ones,
     rand,
     randn,
-    softmax,
     zeros,
 )
 from . import _tensor as _tensor_sugar
 from . import cuda
 
 _tensor_sugar._install()
+
+# Autograd: differentiable ops, Python operators and .backward() on Tensor; then nn and optim.
+from . import autograd
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._functions import (
+    abs, add, amax, argmax, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
+    mul, ne, neg, pow, relu, sigmoid, softmax, sqrt, sub, sum, tanh, where,
+)
+from . import nn, optim
 
 float32 = dtype.float32
 float64 = dtype.float64
@@ -51,4 +58,8 @@ __all__ = [
     "CudaError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "empty", "float",
     "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "half", "int64",
     "log_softmax", "long", "manual_seed", "ones", "rand", "randn", "softmax", "tensor", "zeros",
+    # autograd, nn, optim
+    "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
+    "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
+    "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
 ]

@@ -1,0 +1,165 @@
+"""The differentiable functions behind mt.add, mt.matmul, Tensor.__mul__, Tensor.sum, ...
+
+Each is a thin call of an autograd Function (which records a graph only when some input requires
+grad) or, for comparisons and argmax, of the C++ op directly (their results have no gradient).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from . import _C
+from .autograd.elementwise import (Abs, Add, Div, Exp, Log, Maximum, Mul, Neg, PowScalar, Relu,
+                                   Sigmoid, Sqrt, Sub, Tanh, Where)
+from .autograd.grad_mode import _mode
+from .autograd.linalg import LogSoftmax, Matmul, Softmax
+from .autograd.reductions import Amax, MaxAlongDim, Mean, Sum
+
+Tensor = _C.Tensor
+
+# What torch.max(x, dim) returns: unpacks as (values, indices) and has the two names.
+MaxResult = namedtuple("MaxResult", ["values", "indices"])
+
+
+def add(input, other):
+    return Add.apply(input, other)
+
+
+def sub(input, other):
+    return Sub.apply(input, other)
+
+
+def mul(input, other):
+    return Mul.apply(input, other)
+
+
+def div(input, other):
+    return Div.apply(input, other)
+
+
+def pow(input, exponent):  # noqa: A001  (torch.pow)
+    """input ** exponent; a tensor exponent goes through exp(exponent * log(input)), so input > 0."""
+    if isinstance(exponent, Tensor):
+        log_base = log(input) if isinstance(input, Tensor) else math.log(input)
+        return exp(mul(exponent, log_base))
+    return PowScalar.apply(input, exponent)
+
+
+def maximum(input, other):
+    return Maximum.apply(input, other)
+
+
+def where(condition, input, other):
+    return Where.apply(condition, input, other)
+
+
+def neg(input):
+    return Neg.apply(input)
+
+
+def exp(input):
+    return Exp.apply(input)
+
+
+def log(input):
+    return Log.apply(input)
+
+
+def sqrt(input):
+    return Sqrt.apply(input)
+
+
+def abs(input):  # noqa: A001  (torch.abs)
+    return Abs.apply(input)
+
+
+def relu(input):
+    return Relu.apply(input)
+
+
+def sigmoid(input):
+    return Sigmoid.apply(input)
+
+
+def tanh(input):
+    return Tanh.apply(input)
+
+
+def matmul(input, other):
+    return Matmul.apply(input, other)
+
+
+def sum(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.sum)
+    return Sum.apply(input, dim, keepdim)
+
+
+def mean(input, dim=None, keepdim: bool = False):
+    return Mean.apply(input, dim, keepdim)
+
+
+def amax(input, dim=None, keepdim: bool = False):
+    return Amax.apply(input, dim, keepdim)
+
+
+def max(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.max)
+    """max(x): the largest value; max(x, dim): (values, indices); max(x, y): element-wise."""
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
+    if dim is None:
+        return Amax.apply(input, None, False)
+    return MaxResult(*MaxAlongDim.apply(input, dim, keepdim))
+
+
+def argmax(input, dim=None, keepdim: bool = False):
+    return _C.argmax(input, dim, keepdim)
+
+
+def _as_dtype(input, dtype):
+    return input if dtype is None else input.to(dtype)
+
+
+def softmax(input, dim, dtype=None):
+    # The fast path is one attribute check and the C++ call: softmax without autograd must cost
+    # no more host time than torch.softmax.
+    if input.requires_grad and _mode.enabled:
+        return Softmax.apply(_as_dtype(input, dtype), dim)
+    return _C.softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def log_softmax(input, dim, dtype=None):
+    if input.requires_grad and _mode.enabled:
+        return LogSoftmax.apply(_as_dtype(input, dtype), dim)
+    return _C.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+# Comparisons: bool results, never differentiable.
+def eq(input, other):
+    return _C.eq(input, other)
+
+
+def ne(input, other):
+    return _C.ne(input, other)
+
+
+def gt(input, other):
+    return _C.gt(input, other)
+
+
+def ge(input, other):
+    return _C.ge(input, other)
+
+
+def lt(input, other):
+    return _C.lt(input, other)
+
+
+def le(input, other):
+    return _C.le(input, other)
+
+
+__all__ = [
+    "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
+    "matmul", "max", "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "softmax", "sqrt",
+    "sub", "sum", "tanh", "where",
+]

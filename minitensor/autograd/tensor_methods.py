@@ -1,0 +1,183 @@
+"""Attaches autograd state, Python operators and differentiable methods to minitensor.Tensor.
+
+The C++ class is bound with py::dynamic_attr(), so `requires_grad`, `grad` and `grad_fn` are
+class-level defaults that instances override in their own __dict__. View methods are wrapped so
+that a view of a tensor that requires grad records a node; every other call goes straight to C++.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from .. import _C
+from .. import _functions as F
+from . import engine
+from .grad_mode import _mode
+from .views import Expand, Identity, Index, Move, Permute, Reshape, Transpose
+
+Tensor = _C.Tensor
+FLOATING_DTYPES = (_C.dtype.float32, _C.dtype.float64, _C.dtype.float16, _C.dtype.bfloat16)
+_installed = False
+
+
+def _differentiable(raw, function):
+    """A method that calls `raw` directly, or through `function` when the graph must be recorded."""
+    def method(self, *args, **kwargs):
+        if self.requires_grad and _mode.enabled:
+            return function.apply(self, lambda t: raw(t, *args, **kwargs))
+        return raw(self, *args, **kwargs)
+    method.__name__ = getattr(raw, "__name__", "method")
+    method.__doc__ = getattr(raw, "__doc__", None)
+    return method
+
+
+def _differentiable_move(raw):
+    """to/cpu/cuda/float/...: differentiable, except that an integer or bool result has no grad."""
+    def method(self, *args, **kwargs):
+        if self.requires_grad and _mode.enabled:
+            out = Move.apply(self, lambda t: raw(t, *args, **kwargs))
+            if out.dtype not in FLOATING_DTYPES:
+                out.requires_grad, out.grad_fn = False, None
+            return out
+        return raw(self, *args, **kwargs)
+    method.__name__ = getattr(raw, "__name__", "to")
+    return method
+
+
+def _install_views(cls) -> None:
+    raw = {name: getattr(cls, name) for name in (
+        "reshape", "view", "squeeze", "unsqueeze", "select", "_slice", "__getitem__", "clone",
+        "contiguous", "to", "cpu", "cuda", "float", "double", "half", "bfloat16", "transpose",
+        "permute", "expand") if hasattr(cls, name)}
+    for name in ("reshape", "view", "squeeze", "unsqueeze"):
+        setattr(cls, name, _differentiable(raw[name], Reshape))
+    for name in ("select", "_slice", "__getitem__"):
+        setattr(cls, name, _differentiable(raw[name], Index))
+    for name in ("clone", "contiguous"):
+        setattr(cls, name, _differentiable(raw[name], Identity))
+    for name in ("to", "cpu", "cuda", "float", "double", "half", "bfloat16"):
+        setattr(cls, name, _differentiable_move(raw[name]))
+    if "expand" in raw:
+        setattr(cls, "expand", _differentiable(raw["expand"], Expand))
+
+    raw_transpose, raw_permute, raw_view = raw["transpose"], raw["permute"], raw["view"]
+
+    def transpose(self, dim0, dim1):
+        if self.requires_grad and _mode.enabled:
+            return Transpose.apply(self, raw_transpose, dim0, dim1)
+        return raw_transpose(self, dim0, dim1)
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if self.requires_grad and _mode.enabled:
+            return Permute.apply(self, raw_permute, dims)
+        return raw_permute(self, *dims)
+
+    def detach(self):
+        """A new tensor sharing this one's storage, outside the graph."""
+        return raw_view(self, *self.shape)
+
+    cls.transpose = transpose
+    cls.permute = permute
+    cls.detach = detach
+    cls.data = property(detach, doc="The tensor's values outside the graph (a detached view).")
+
+
+def _install_autograd_state(cls) -> None:
+    cls.requires_grad = False
+    cls.grad = None
+    cls.grad_fn = None
+    cls.is_leaf = property(lambda self: self.grad_fn is None,
+                           doc="True for tensors made by the user rather than by a recorded op.")
+
+    def requires_grad_(self, requires_grad: bool = True):
+        if requires_grad and self.dtype not in FLOATING_DTYPES:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                               "use a computed variable in a subgraph that doesn't require differentiation "
+                               "use var_no_grad = var.detach().")
+        self.requires_grad = builtins.bool(requires_grad)
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulates gradients of this tensor into .grad of the leaves it depends on."""
+        engine.backward(self, gradient, retain_graph, create_graph)
+
+    raw_repr = cls.__repr__
+
+    def __repr__(self):
+        text = raw_repr(self)
+        if self.grad_fn is not None:
+            return f"{text[:-1]}, grad_fn=<{self.grad_fn.name()}>)"
+        if self.requires_grad:
+            return f"{text[:-1]}, requires_grad=True)"
+        return text
+
+    cls.requires_grad_ = requires_grad_
+    cls.backward = backward
+    cls.__repr__ = cls.__str__ = __repr__
+
+
+def _scalar_conversions(cls) -> None:
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    cls.__bool__ = __bool__
+    cls.__float__ = lambda self: builtins.float(self.item())
+    cls.__int__ = lambda self: int(self.item())
+
+
+def _comparison(op):
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, builtins.float)):
+            return NotImplemented  # `t == None` is False, as for any other object
+        return op(self, other)
+    return method
+
+
+def _install_operators(cls) -> None:
+    cls.__add__ = lambda self, other: F.add(self, other)
+    cls.__radd__ = lambda self, other: F.add(other, self)
+    cls.__sub__ = lambda self, other: F.sub(self, other)
+    cls.__rsub__ = lambda self, other: F.sub(other, self)
+    cls.__mul__ = lambda self, other: F.mul(self, other)
+    cls.__rmul__ = lambda self, other: F.mul(other, self)
+    cls.__truediv__ = lambda self, other: F.div(self, other)
+    cls.__rtruediv__ = lambda self, other: F.div(other, self)
+    cls.__pow__ = lambda self, other: F.pow(self, other)
+    cls.__rpow__ = lambda self, other: F.pow(other, self)
+    cls.__matmul__ = lambda self, other: F.matmul(self, other)
+    cls.__rmatmul__ = lambda self, other: F.matmul(other, self)
+    cls.__neg__ = lambda self: F.neg(self)
+    cls.__pos__ = lambda self: self
+    cls.__abs__ = lambda self: F.abs(self)
+    for name, op in (("__eq__", F.eq), ("__ne__", F.ne), ("__lt__", F.lt), ("__le__", F.le),
+                     ("__gt__", F.gt), ("__ge__", F.ge)):
+        setattr(cls, name, _comparison(op))
+    cls.__hash__ = object.__hash__  # defining __eq__ must not make tensors unhashable
+
+
+def _install_math_methods(cls) -> None:
+    for name in ("add", "sub", "mul", "div", "pow", "maximum", "matmul", "exp", "log", "sqrt", "abs",
+                 "neg", "relu", "sigmoid", "tanh", "sum", "mean", "amax", "max", "argmax", "eq", "ne",
+                 "gt", "ge", "lt", "le"):
+        setattr(cls, name, getattr(F, name))
+    cls.softmax = F.softmax
+    cls.log_softmax = F.log_softmax
+
+
+def install() -> None:
+    global _installed
+    if _installed:  # wrapping twice would wrap the wrappers
+        return
+    _installed = True
+    cls = Tensor
+    _install_autograd_state(cls)
+    _install_views(cls)
+    _scalar_conversions(cls)
+    _install_operators(cls)
+    _install_math_methods(cls)

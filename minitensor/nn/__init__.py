@@ -1,0 +1,10 @@
+"""minitensor.nn: Module, Parameter, layers and losses, with PyTorch's names."""
+
+from . import functional, init
+from .layers import Linear, LogSoftmax, ReLU, Sequential, Sigmoid, Softmax, Tanh
+from .losses import CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["CrossEntropyLoss", "Linear", "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU",
+           "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init"]

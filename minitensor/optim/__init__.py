@@ -1,0 +1,7 @@
+"""minitensor.optim: SGD and Adam with PyTorch's update rules; steps update parameters in place."""
+
+from .adam import Adam
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Adam", "Optimizer", "SGD"]

@@ -1,0 +1,41 @@
+"""Adam (torch.optim.Adam's update rule, L2 weight decay added to the gradient)."""
+
+from __future__ import annotations
+
+import math
+
+from .. import _C
+from ..autograd.grad_mode import no_grad
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0) -> None:
+        if lr < 0.0 or eps < 0.0 or not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"Invalid Adam settings: lr={lr}, betas={betas}, eps={eps}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    @no_grad()
+    def step(self) -> None:
+        for group, p, state in self._params_with_grad():
+            beta1, beta2 = group["betas"]
+            grad = p.grad
+            if group["weight_decay"]:
+                grad = _C.add(grad, _C.mul(p, group["weight_decay"]))
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = _C.zeros_like(p)
+                state["exp_avg_sq"] = _C.zeros_like(p)
+            state["step"] += 1
+            step = state["step"]
+            # m = b1*m + (1-b1)*g ;  v = b2*v + (1-b2)*g^2
+            exp_avg = _C.add(_C.mul(state["exp_avg"], beta1), _C.mul(grad, 1.0 - beta1))
+            exp_avg_sq = _C.add(_C.mul(state["exp_avg_sq"], beta2), _C.mul(_C.mul(grad, grad), 1.0 - beta2))
+            state["exp_avg"], state["exp_avg_sq"] = exp_avg, exp_avg_sq
+            bias_correction1 = 1.0 - beta1**step
+            bias_correction2 = 1.0 - beta2**step
+            step_size = group["lr"] / bias_correction1
+            # denom = sqrt(v) / sqrt(bias_correction2) + eps, exactly where torch puts eps
+            denom = _C.add(_C.div(_C.sqrt(exp_avg_sq), math.sqrt(bias_correction2)), group["eps"])
+            p.copy_(_C.sub(p, _C.mul(_C.div(exp_avg, denom), step_size)))

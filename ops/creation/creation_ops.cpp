@@ -1,0 +1,66 @@
+#include "ops/creation/creation_ops.h"
+
+#include <cmath>
+
+#include "core/broadcast.h"
+#include "core/errors.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduce/reduce.h"
+
+namespace mt {
+
+Tensor arange(double start, double end, double step, DType dtype, Device device) {
+  MT_CHECK_VALUE(step != 0, "step must be nonzero");
+  MT_CHECK_VALUE(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
+  MT_CHECK_VALUE((step > 0 && end >= start) || (step < 0 && end <= start),
+                 "upper bound and larger bound inconsistent with step sign");
+  const int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  // Built on the host (one small copy to the device): arange is a setup-time op.
+  Tensor host = Tensor::empty({n}, DType::Float64, Device());
+  double* p = host.data<double>();
+  for (int64_t i = 0; i < n; ++i) p[i] = start + static_cast<double>(i) * step;
+  return host.to(dtype).to(device);
+}
+
+Tensor one_hot(const Tensor& labels, int64_t num_classes) {
+  MT_CHECK_TYPE(labels.dtype() == DType::Int64, "one_hot is only applicable to index tensor of type int64, got ",
+                dtype_name(labels.dtype()));
+  if (num_classes < 0) {
+    MT_CHECK_VALUE(labels.numel() > 0, "Can not infer total number of classes from empty tensor.");
+    num_classes = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0] + 1;
+  }
+  const Tensor classes = arange(0, static_cast<double>(num_classes), 1, DType::Int64, labels.device());
+  return binary_op(BinaryCode::Eq, labels.unsqueeze(-1), classes).to(DType::Int64);
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  MT_CHECK_VALUE(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  const Tensor& first = tensors[0];
+  MT_CHECK_VALUE(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
+  dim = wrap_dim(dim, first.dim());
+  Shape shape = first.shape();
+  shape[dim] = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    check_same_device(first, t);
+    MT_CHECK_TYPE(t.dtype() == first.dtype(), "cat(): expected all tensors of dtype ", dtype_name(first.dtype()),
+                  ", but got ", dtype_name(t.dtype()), " at position ", i);
+    MT_CHECK_VALUE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
+                   " and ", t.dim());
+    for (int64_t d = 0; d < t.dim(); ++d)
+      MT_CHECK_VALUE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
+                     dim, ". Expected size ", first.shape()[d], " but got size ", t.shape()[d], " for tensor number ",
+                     i, " in the list.");
+    shape[dim] += t.shape()[dim];
+  }
+  Tensor out = Tensor::empty(shape, first.dtype(), first.device());
+  int64_t at = 0;
+  for (const Tensor& t : tensors) {
+    const int64_t len = t.shape()[dim];
+    if (len > 0) copy_into(out.slice(dim, at, at + len, 1), t);
+    at += len;
+  }
+  return out;
+}
+
+}  // namespace mt

@@ -1,0 +1,50 @@
+// One grid-stride CUDA kernel for every elementwise functor (8 instantiations in all).
+#include <algorithm>
+
+#include "core/cuda_check.h"
+#include "ops/elementwise/elementwise_kernels.h"
+
+namespace mt {
+
+namespace {
+
+template <typename F>
+__global__ void elementwise_kernel(F f, ElementwiseArgs a) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t off[kMaxOperands];
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.numel; i += stride) {
+    elementwise_offsets(a, a.ndim, i, off);
+    f(a, off);
+  }
+}
+
+template <typename F>
+void launch(const F& f, const ElementwiseArgs& a) {
+  if (a.numel == 0) return;
+  constexpr int kThreads = 256;
+  // Enough blocks to fill any current GPU several times over; the grid-stride loop does the rest.
+  const int64_t blocks = std::min<int64_t>((a.numel + kThreads - 1) / kThreads, 132 * 32);
+  elementwise_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, nullptr>>>(f, a);
+  MT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void binary_kernel_cuda(BinaryCode code, DType compute, const ElementwiseArgs& args) {
+  MT_DISPATCH_COMPUTE_TYPES(compute, "binary op", [&] { launch(BinaryFn<scalar_t>{code}, args); });
+}
+
+void unary_kernel_cuda(UnaryCode code, DType compute, const ElementwiseArgs& args) {
+  MT_DISPATCH_COMPUTE_TYPES(compute, "unary op", [&] { launch(UnaryFn<scalar_t>{code}, args); });
+}
+
+void select_kernel_cuda(int64_t element_size, const ElementwiseArgs& args) {
+  switch (element_size) {
+    case 1: return launch(SelectFn<uint8_t>{}, args);
+    case 2: return launch(SelectFn<uint16_t>{}, args);
+    case 4: return launch(SelectFn<uint32_t>{}, args);
+    default: return launch(SelectFn<uint64_t>{}, args);
+  }
+}
+
+}  // namespace mt

@@ -1,0 +1,146 @@
+// CUDA reductions, two kernels per dtype with the kind (sum / max) chosen at run time:
+// * rows (inner == 1): a warp per row when rows are short, a block per row otherwise (warp
+//   shuffles, then one shared-memory step across warps). A few very long rows are split into
+//   chunks whose partial states a second launch of the same kernel combines, so one row of
+//   millions of elements still fills the GPU.
+// * columns (inner > 1): a 32 x 8 block; x runs along inner (coalesced loads), y splits the
+//   axis, and a shared-memory step combines the 8 partials: no transpose copy.
+#include <algorithm>
+
+#include "core/cuda_check.h"
+#include "core/tensor.h"
+#include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
+#include "ops/reduce/reduce_kernels.h"
+
+namespace mt {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 132 * 16;
+
+template <typename T>
+__device__ __forceinline__ ReduceState<T> warp_reduce(ReduceKind kind, ReduceState<T> s) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const ReduceState<T> other{__shfl_xor_sync(0xffffffffu, s.value, mask),
+                               __shfl_xor_sync(0xffffffffu, s.index, mask)};
+    s = reduce_combine(kind, s, other);
+  }
+  return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void write_result(T* values, int64_t* indices, int64_t at, ReduceState<T> s,
+                                             double scale) {
+  if (values) values[at] = scale == 1.0 ? s.value : static_cast<T>(s.value * scale);
+  if (indices) indices[at] = s.index;
+}
+
+// Task t reduces elements [split * chunk, (split + 1) * chunk) of row t / splits into slot t.
+// `in_index` (second pass of a split max) gives each element's original index.
+template <typename T>
+__global__ void reduce_rows_kernel(ReduceKind kind, const T* __restrict__ in, const int64_t* __restrict__ in_index,
+                                   T* values, int64_t* indices, int64_t tasks, int64_t splits, int64_t axis,
+                                   int64_t chunk, double scale, bool warp_per_task) {
+  __shared__ ReduceState<T> scratch[kThreads / 32];
+  const int lanes = warp_per_task ? 32 : blockDim.x;
+  const int lane = warp_per_task ? threadIdx.x & 31 : threadIdx.x;
+  const int groups = warp_per_task ? blockDim.x / 32 : 1;
+  const int group = warp_per_task ? threadIdx.x / 32 : 0;
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * groups + group; t < tasks;
+       t += static_cast<int64_t>(gridDim.x) * groups) {
+    const int64_t row = t / splits, begin = (t % splits) * chunk, end = min(axis, begin + chunk);
+    const T* p = in + row * axis;
+    ReduceState<T> s = reduce_identity<T>(kind);
+    for (int64_t r = begin + lane; r < end; r += lanes)
+      s = reduce_combine(kind, s, {p[r], in_index ? in_index[row * axis + r] : r});
+    s = warp_reduce(kind, s);
+    if (!warp_per_task) {  // the whole block shares t: the barriers are uniform
+      if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = s;
+      __syncthreads();
+      if (threadIdx.x < 32) {
+        s = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x] : reduce_identity<T>(kind);
+        s = warp_reduce(kind, s);
+      }
+      __syncthreads();  // scratch is rewritten by the next task
+    }
+    if (lane == 0) write_result(values, indices, t, s, scale);
+  }
+}
+
+constexpr int kColsX = 32, kColsY = 8;
+
+template <typename T>
+__global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T* values, int64_t* indices,
+                                   int64_t outer, int64_t axis, int64_t inner, double scale) {
+  __shared__ ReduceState<T> scratch[kColsY][kColsX + 1];
+  const int64_t tiles = (inner + kColsX - 1) / kColsX;
+  for (int64_t t = blockIdx.x; t < outer * tiles; t += gridDim.x) {
+    const int64_t o = t / tiles, i = (t % tiles) * kColsX + threadIdx.x;
+    ReduceState<T> s = reduce_identity<T>(kind);
+    if (i < inner) {
+      const T* p = in + o * axis * inner + i;
+      for (int64_t r = threadIdx.y; r < axis; r += kColsY) s = reduce_combine(kind, s, {p[r * inner], r});
+    }
+    scratch[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && i < inner) {
+      for (int k = 1; k < kColsY; ++k) s = reduce_combine(kind, s, scratch[k][threadIdx.x]);
+      write_result(values, indices, o * inner + i, s, scale);
+    }
+    __syncthreads();
+  }
+}
+
+int blocks_for(int64_t tasks_per_block_units) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks_per_block_units, kMaxBlocks)));
+}
+
+template <typename T>
+void launch_rows(ReduceKind kind, const T* in, const int64_t* in_index, T* values, int64_t* indices,
+                 int64_t rows, int64_t axis, double scale, Device device) {
+  // Few long rows: split so that the first pass has a few blocks per SM.
+  int64_t splits = 1;
+  if (rows < 264 && axis >= 32768) splits = std::min<int64_t>((528 + rows - 1) / rows, axis / 4096);
+  if (splits > 1) {
+    const int64_t chunk = (axis + splits - 1) / splits;
+    splits = (axis + chunk - 1) / chunk;
+    Tensor partial = Tensor::empty({rows * splits}, DTypeOf<T>::value, device);
+    Tensor partial_index = Tensor::empty({kind == ReduceKind::Max ? rows * splits : 0}, DType::Int64, device);
+    int64_t* pidx = kind == ReduceKind::Max ? partial_index.data<int64_t>() : nullptr;
+    reduce_rows_kernel<T><<<blocks_for(rows * splits), kThreads, 0, nullptr>>>(
+        kind, in, in_index, partial.data<T>(), pidx, rows * splits, splits, axis, chunk, 1.0, false);
+    MT_CUDA_CHECK_LAUNCH();
+    launch_rows<T>(kind, partial.data<T>(), pidx, values, indices, rows, splits, scale, device);
+    return;  // `partial` is freed stream-ordered, after the second kernel has read it
+  }
+  const bool warp_per_task = axis <= 1024;
+  const int64_t per_block = warp_per_task ? kThreads / 32 : 1;
+  reduce_rows_kernel<T><<<blocks_for((rows + per_block - 1) / per_block), kThreads, 0, nullptr>>>(
+      kind, in, in_index, values, indices, rows, 1, axis, axis, scale, warp_per_task);
+  MT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void reduce_cuda(ReduceKind kind, DType compute, const void* in, void* values, int64_t* indices,
+                 ReduceShape shape, double scale) {
+  int device = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&device));  // the caller's DeviceGuard made it current
+  MT_DISPATCH_COMPUTE_TYPES(compute, kind == ReduceKind::Sum ? "sum" : "max", [&] {
+    const scalar_t* x = static_cast<const scalar_t*>(in);
+    scalar_t* v = static_cast<scalar_t*>(values);
+    if (shape.inner == 1) {
+      launch_rows<scalar_t>(kind, x, nullptr, v, indices, shape.outer, shape.axis, scale,
+                            Device(DeviceType::CUDA, device));
+    } else {
+      const int64_t tiles = shape.outer * ((shape.inner + kColsX - 1) / kColsX);
+      reduce_cols_kernel<scalar_t><<<blocks_for(tiles), dim3(kColsX, kColsY), 0, nullptr>>>(
+          kind, x, v, indices, shape.outer, shape.axis, shape.inner, scale);
+      MT_CUDA_CHECK_LAUNCH();
+    }
+  });
+}
+
+}  // namespace mt
