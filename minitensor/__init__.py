@@ -31,7 +31,7 @@ from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._functions import (
     abs, add, amax, argmax, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
-    mul, ne, neg, pow, relu, sigmoid, softmax, sqrt, sub, sum, tanh, where,
+    mul, ne, neg, pow, relu, sigmoid, softmax, softmax_impls, sqrt, sub, sum, tanh, where,
 )
 from . import nn, optim
 
@@ -57,7 +57,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CudaError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "empty", "float",
     "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "half", "int64",
-    "log_softmax", "long", "manual_seed", "ones", "rand", "randn", "softmax", "tensor", "zeros",
+    "log_softmax", "long", "manual_seed", "ones", "rand", "randn", "softmax", "softmax_impls", "tensor", "zeros",
     # autograd, nn, optim
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
     "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",

@@ -119,18 +119,29 @@ def _as_dtype(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def softmax(input, dim, dtype=None):
-    # The fast path is one attribute check and the C++ call: softmax without autograd must cost
-    # no more host time than torch.softmax.
+def softmax(input, dim, dtype=None, impl: str = "auto"):
+    """Softmax along dim. `impl` picks a kernel of the teaching ladder (see softmax_impls); those
+    are forward-only. The fast path is one attribute check and the C++ call: softmax without
+    autograd must cost no more host time than torch.softmax."""
+    if impl != "auto":
+        return _C._softmax_impl(_as_dtype(input, dtype), dim, False, impl)
     if input.requires_grad and _mode.enabled:
         return Softmax.apply(_as_dtype(input, dtype), dim)
     return _C.softmax(input if dtype is None else input.to(dtype), dim)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim, dtype=None, impl: str = "auto"):
+    """LogSoftmax along dim; `impl` as for softmax."""
+    if impl != "auto":
+        return _C._softmax_impl(_as_dtype(input, dtype), dim, True, impl)
     if input.requires_grad and _mode.enabled:
         return LogSoftmax.apply(_as_dtype(input, dtype), dim)
     return _C.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def softmax_impls(device="cuda") -> dict:
+    """The softmax kernels selectable with softmax(..., impl=name) on a device: name -> description."""
+    return dict(_C.softmax_impls(device))
 
 
 # Comparisons: bool results, never differentiable.
@@ -160,6 +171,6 @@ def le(input, other):
 
 __all__ = [
     "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
-    "matmul", "max", "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "softmax", "sqrt",
+    "matmul", "max", "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "softmax", "softmax_impls", "sqrt",
     "sub", "sum", "tanh", "where",
 ]

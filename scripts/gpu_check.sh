@@ -2,7 +2,7 @@
 # One call on a GPU machine with no network: build, GPU tests, compute-sanitizer, benchmarks.
 # Everything printed also goes to $OUT/gpu_check.log; the benchmarks add CSV and PNG files
 # (at most 8 files come back from the device tool, so logs share one file). Steps can be picked:
-#   bash scripts/gpu_check.sh                          # build tests sanitize bench overhead ladder matmul demo
+#   bash scripts/gpu_check.sh                          # build smoke tests sanitize bench overhead ladder matmul demo
 #   bash scripts/gpu_check.sh build bench              # only these
 # BENCH_ARGS overrides the softmax benchmark's arguments (default: the full sweep against torch
 # and torch.compile). A wheel in .gpuwheel/ (saved from an earlier run's $OUT) skips the build.
@@ -13,7 +13,7 @@ OUT=${OUT:-$repo/gpu_out}
 mkdir -p "$OUT"
 log="$OUT/gpu_check.log"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build tests sanitize bench overhead ladder matmul demo)
+[ ${#steps[@]} -eq 0 ] && steps=(build smoke tests sanitize bench overhead ladder matmul demo)
 want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$log"; }
 status=0
@@ -38,9 +38,24 @@ if want build; then
 fi
 
 cd /tmp  # import the installed package, not the source folder
+if want smoke; then
+  say "smoke: a C++ exception reaches Python as an error, a CUDA softmax runs"
+  $py -c "
+import minitensor as mt
+try:
+    mt.zeros(2).reshape(5)
+except ValueError as e:
+    print('ValueError:', e)
+print(mt.Tensor([[1.0, 2.0, 3.0]], device='cuda').softmax(1))
+" 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { say "smoke FAILED"; exit 1; }
+fi
+
 if want tests; then
   say "tests (CPU and CUDA)"
-  $py -m pytest "$repo/tests" -q -p no:cacheprovider -x 2>&1 | tail -25 | tee -a "$log"
+  xdist=$($py -c "import xdist" 2>/dev/null && echo "-n 8")
+  # shellcheck disable=SC2086
+  $py -m pytest "$repo/tests" -q -p no:cacheprovider $xdist --maxfail=40 2>&1 | tail -60 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
