@@ -44,11 +44,11 @@ py::dtype numpy_dtype(DType dtype) {
 }  // namespace
 
 Tensor tensor_from_data(const py::handle& data, const py::handle& dtype_obj, const py::handle& device_obj) {
-  const Device device = to_device(device_obj);
-  if (py::isinstance<Tensor>(data)) {
+  if (py::isinstance<Tensor>(data)) {  // a copy that stays where the source is unless told
     const Tensor& src = data.cast<const Tensor&>();
-    return src.to(to_dtype(dtype_obj, src.dtype())).to(device).clone();
+    return src.to(to_dtype(dtype_obj, src.dtype())).to(to_device(device_obj, src.device())).clone();
   }
+  const Device device = to_device(device_obj);
   py::object wanted = dtype_obj.is_none() ? py::object(py::none())
                                           : py::object(py::str(dtype_name(to_dtype(dtype_obj, DType::Float32))));
   py::tuple converted = py::module_::import("minitensor._convert").attr("as_host_array")(data, wanted);

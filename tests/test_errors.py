@@ -200,8 +200,9 @@ def test_cuda_tensor_to_numpy_and_mixed_devices():
     g = mt.zeros(2, 3, device="cuda")
     with pytest.raises(TypeError, match="cpu()"):
         g.numpy()
-    with pytest.raises(TypeError):
+    with pytest.raises(BufferError) as raised:  # Python reports buffer failures as BufferError
         memoryview(g)
+    assert isinstance(raised.value.__cause__, TypeError) and "cpu()" in str(raised.value.__cause__)
     with pytest.raises(ValueError, match="device"):
         mt._C._softmax_backward(g, mt.zeros(2, 3), 1, False)
 

@@ -79,6 +79,17 @@ def test_package_softmax_impls():
     assert list(mt.softmax_impls("cuda")) == CUDA_IMPLS
 
 
+@pytest.mark.parametrize("log", OPS)
+def test_package_impl_argument(log, rng):
+    x = make_tensor(random_input(rng, (4, 37)), mt.float64)
+    fn = mt.log_softmax if log else mt.softmax
+    try:
+        y = fn(x, 1, impl="online")
+    except TypeError as error:
+        pytest.skip(f"minitensor.softmax does not take impl= yet ({error})")
+    np.testing.assert_allclose(to_f64(y), ref_softmax(to_f64(x), 1, log), rtol=1e-12, atol=1e-13)
+
+
 # ----------------------------------------------------------------------------------------------
 # CPU variants
 

@@ -492,3 +492,12 @@ def test_cuda_queries_consistent():
 def test_random_input_helper_is_not_constant(rng):
     x = random_input(rng, (3, 4))
     assert np.ptp(x) > 0
+
+
+@pytest.mark.cuda
+def test_tensor_of_a_cuda_tensor_copies_on_cuda():
+    g = mt.randn(3, 4, device="cuda")
+    c = mt.Tensor(g)
+    assert c.device == g.device and c.data_ptr() != g.data_ptr() and c.tolist() == g.tolist()
+    on_cpu = mt.Tensor(g, device="cpu")
+    assert on_cpu.device == "cpu" and on_cpu.tolist() == g.tolist()

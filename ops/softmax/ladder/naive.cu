@@ -26,10 +26,12 @@ __global__ void softmax_naive_kernel(const T* __restrict__ x, T* __restrict__ y,
     T m = neg_inf<T>();
     for (int64_t a = 0; a < rows.axis; ++a) m = max_of(m, xr[a * stride]);
 
-    T s = 0;
-    for (int64_t a = 0; a < rows.axis; ++a) s += ex(xr[a * stride] - m);
+    // One thread adds up a whole row: the sum is kept in double, or float's rounding error would
+    // grow with the row length (a 65K-wide row would miss float32 accuracy).
+    double s = 0;
+    for (int64_t a = 0; a < rows.axis; ++a) s += double(ex(xr[a * stride] - m));
 
-    const Epilogue<T> out(m, s, log);
+    const Epilogue<T> out(m, T(s), log);
     for (int64_t a = 0; a < rows.axis; ++a) yr[a * stride] = out(xr[a * stride]);
   }
 }

@@ -20,18 +20,20 @@ __global__ void softmax_online_kernel(const T* __restrict__ x, T* __restrict__ y
     const T* xr = x + rows.base(r);
     T* yr = y + rows.base(r);
 
-    T m = neg_inf<T>(), s = 0;
+    // The running sum is kept in double, as in `naive`: one thread adds up a whole row.
+    T m = neg_inf<T>();
+    double s = 0;
     for (int64_t a = 0; a < rows.axis; ++a) {
       const T v = xr[a * stride];
       if (v > m) {
-        s = s * ex(m - v) + T(1);  // exp(-inf) = 0 on the first element
+        s = s * double(ex(m - v)) + 1.0;  // exp(-inf) = 0 on the first element
         m = v;
       } else if (v != neg_inf<T>()) {  // exp(-inf - -inf) would be NaN; the term is 0 anyway
-        s += ex(v - m);
+        s += double(ex(v - m));
       }
     }
 
-    const Epilogue<T> out(m, s, log);
+    const Epilogue<T> out(m, T(s), log);
     for (int64_t a = 0; a < rows.axis; ++a) yr[a * stride] = out(xr[a * stride]);
   }
 }
