@@ -4,6 +4,7 @@
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/cuda_check.h"
 #include "core/errors.h"
@@ -20,8 +21,15 @@ namespace {
 // Past this many bytes of a row on chip, one block per SM would be all that fits and the SM
 // would idle between its load and store phases: split the row over a cluster instead.
 constexpr int64_t kRowBlockBytes = 64 * 1024;
-// An inner-dim group is cached in shared memory up to this size (two blocks per SM still fit).
-constexpr int64_t kInnerOnchipBytes = 96 * 1024;
+// An inner-dim group is cached in shared memory up to this size (two blocks per SM still fit);
+// MT_SOFTMAX_INNER_ONCHIP_KB overrides it, for tuning.
+int64_t inner_onchip_bytes() {
+  static const int64_t bytes = [] {
+    const char* kb = std::getenv("MT_SOFTMAX_INNER_ONCHIP_KB");
+    return (kb ? std::atoll(kb) : 96) * 1024;
+  }();
+  return bytes;
+}
 
 struct Ptrs {
   const void* a;  // x (forward) or y (backward)
@@ -71,63 +79,66 @@ int block_threads_for(int64_t elems) {
   return int(std::clamp<int64_t>(want, 128, kBlockTierMaxThreads));
 }
 
-// Tier 3a: returns false when the cluster cannot be launched (then the caller splits the row).
-template <typename T, bool Log, bool Bwd>
-bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec,
-                         cudaStream_t stream) {
-  constexpr int N = pack_size<T>();
-  const int chunk = int(ceil_div(ceil_div(cols, cs), N) * N);
-  const int64_t smem = block_tier_smem<T, Bwd>(chunk);
-  const DeviceInfo& dev = device_info();
-  if (smem > dev.smem_per_block_optin - 1024) return false;
-  auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
-  allow_dynamic_smem(kernel, smem);
-  const int threads = block_threads_for<T>(chunk);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = unsigned(cs);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = size_t(smem);
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  // How many such clusters fit at once (0: this size cannot run here). Cached per config.
+// A launch configuration with a cluster dimension; `attr` must outlive the returned config.
+cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_t smem,
+                                  cudaStream_t stream, cudaLaunchAttribute* attr) {
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = unsigned(cluster);
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(grid));
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = size_t(smem);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Launches `kernel` on `rows * cs` blocks in clusters of `cs` (one cluster a row); false when
+// clusters of that shape cannot run on this device (then the caller takes another tier).
+template <typename... Params, typename... Args>
+bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threads, int64_t smem,
+                      cudaStream_t stream, Args... args) {
+  if (rows * cs >= (int64_t(1) << 31)) return false;
+  // How many such clusters fit at once (0: this shape cannot run here). Cached per config.
   const int active = cached_query(
       reinterpret_cast<const void*>(kernel), cs * 4096 + threads / 32, smem,
-      [](const void* k, int64_t key, int64_t sm) {
+      [](const void* k, int64_t key, int64_t bytes) {
         const int cluster = int(key / 4096), nthreads = int(key % 4096) * 32;
-        if (cluster > 8)
-          MT_CUDA_CHECK(
-              cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        cudaLaunchAttribute at[1];
-        at[0].id = cudaLaunchAttributeClusterDimension;
-        at[0].val.clusterDim.x = unsigned(cluster);
-        at[0].val.clusterDim.y = 1;
-        at[0].val.clusterDim.z = 1;
-        cudaLaunchConfig_t c = {};
-        c.gridDim = dim3(unsigned(cluster));
-        c.blockDim = dim3(unsigned(nthreads));
-        c.dynamicSmemBytes = size_t(sm);
-        c.attrs = at;
-        c.numAttrs = 1;
+        if (cluster > 8)  // 9..16 blocks: the non-portable cluster sizes Hopper allows
+          MT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t config = cluster_config(cluster, cluster, nthreads, bytes, nullptr, &attr);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, k, &c) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&n, k, &config) != cudaSuccess) {
           (void)cudaGetLastError();
           n = 0;
         }
         return n;
       });
   if (active == 0) return false;
-  // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
-  if (rows * cs >= (int64_t(1) << 31)) return false;
-  cfg.gridDim = dim3(unsigned(rows * cs));
-  MT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(p.a),
-                                   static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
-                                   chunk, vec));
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = cluster_config(rows * cs, cs, threads, smem, stream, &attr);
+  MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
   return true;
+}
+
+// Tier 3a (shared memory): returns false when the cluster cannot be launched.
+template <typename T, bool Log, bool Bwd>
+bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec,
+                         cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const int chunk = int(ceil_div(ceil_div(cols, cs), N) * N);
+  const int64_t smem = block_tier_smem<T, Bwd>(chunk);
+  if (smem > device_info().smem_per_block_optin - 1024) return false;
+  auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
+  allow_dynamic_smem(kernel, smem);
+  // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
+  return launch_clustered(kernel, rows, cs, block_threads_for<T>(chunk), smem, stream,
+                          static_cast<const T*>(p.a), static_cast<const T*>(p.b),
+                          static_cast<T*>(p.out), rows, cols, chunk, vec);
 }
 
 // Stream-ordered workspace from a pool of our own that keeps its memory between calls (the
@@ -180,35 +191,69 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
-// Tier 2a (forward): returns false when the row does not fit in one block's registers.
+// Packs a thread holds in the register tier; clustered blocks keep half as many, because the
+// cluster bookkeeping costs the registers the largest size needs (it would spill).
+template <typename T>
+constexpr int register_tier_max_packs(bool clustered) {
+  return clustered ? block_reg_max_packs<T>() / 2 : block_reg_max_packs<T>();
+}
+
+template <typename T, int P, bool Log>
+bool launch_block_reg(const Ptrs& p, int64_t rows, int64_t cols, int64_t chunk, int cs, int threads,
+                      bool vec, cudaStream_t stream) {
+  const T* x = static_cast<const T*>(p.a);
+  T* y = static_cast<T*>(p.out);
+  if constexpr (P <= register_tier_max_packs<T>(true)) {
+    if (cs > 1)
+      return launch_clustered(softmax_block_reg_kernel<T, P, Log, true>, rows, cs, threads, 0, stream,
+                              x, y, rows, int(cols), int(chunk), vec);
+  }
+  if (cs > 1) return false;
+  auto kernel = softmax_block_reg_kernel<T, P, Log, false>;
+  const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
+  kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(x, y, rows, int(cols), int(chunk), vec);
+  MT_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+// Tiers 2a / 3a (forward, rows in registers): a row split over `cs` blocks (a cluster when
+// cs > 1). Returns false when a chunk does not fit in one block's registers, or the cluster
+// cannot run here.
 template <typename T, bool Log>
-bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  constexpr int kMaxPacks = block_reg_max_packs<T>();
-  const int64_t npk = ceil_div(cols, N);
-  if (npk > int64_t(kBlockRegMaxThreads) * kMaxPacks) return false;
+  const int max_packs = register_tier_max_packs<T>(cs > 1);
+  const int64_t chunk = ceil_div(ceil_div(cols, cs), N) * N;
+  const int64_t npk = chunk / N;
+  if (npk > int64_t(kBlockRegMaxThreads) * max_packs || cols >= (int64_t(1) << 31)) return false;
   // The fewest packs a thread that keep the block at <= 256 threads: several small blocks per SM
   // overlap one row's reductions with another row's loads. Longer rows take bigger blocks.
   int packs = 1;
-  while (packs < kMaxPacks && ceil_div(npk, packs) > 256) packs *= 2;
+  while (packs < max_packs && ceil_div(npk, packs) > 256) packs *= 2;
   const int threads = int(ceil_div(ceil_div(npk, packs), 32) * 32);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  auto run = [&](auto kernel) {
-    const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
-    kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(
-        static_cast<const T*>(p.a), static_cast<T*>(p.out), rows, int(cols), vec);
-    MT_CUDA_CHECK_LAUNCH();
-    return true;
-  };
-  if (packs == 1) return run(softmax_block_reg_kernel<T, 1, Log>);
-  if (packs == 2) return run(softmax_block_reg_kernel<T, 2, Log>);
-  if constexpr (kMaxPacks >= 4) {
-    if (packs == 4) return run(softmax_block_reg_kernel<T, 4, Log>);
-  }
-  if constexpr (kMaxPacks >= 8) {
-    if (packs == 8) return run(softmax_block_reg_kernel<T, 8, Log>);
+  switch (packs) {
+    case 1: return launch_block_reg<T, 1, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
+    case 2: return launch_block_reg<T, 2, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
+    case 4: return launch_block_reg<T, 4, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
+    case 8:
+      if constexpr (block_reg_max_packs<T>() >= 8)
+        return launch_block_reg<T, 8, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
   }
   return false;
+}
+
+// Blocks a long row is split over when rows are few: enough blocks to give every SM one, enough
+// that a chunk fits one block's registers, at most 16 (Hopper's largest cluster) and no chunk
+// shorter than 2K elements. 0 when no such split exists.
+template <typename T>
+int register_cluster_size(int64_t rows, int64_t cols) {
+  const int64_t per_block =
+      int64_t(kBlockRegMaxThreads) * register_tier_max_packs<T>(true) * pack_size<T>();
+  const int64_t need = ceil_div(cols, per_block);
+  const int64_t fill = ceil_div(device_info().sm_count, rows);
+  const int64_t cs = std::min<int64_t>({std::max(need, fill), 16, std::max(need, ceil_div(cols, 2048))});
+  return cs >= need && cs >= 2 ? int(cs) : 0;
 }
 
 // inner == 1 and rows wider than the warp tier.
@@ -216,9 +261,13 @@ template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
-  // Enough rows to give every SM a block: one block a row, the row in registers.
+  // Forward, rows in registers: one block a row when rows fill the GPU, else a cluster a row.
   if constexpr (!Bwd) {
-    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, stream)) return;
+    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, 1, stream)) return;
+    if (dev.clusters) {
+      const int cs = register_cluster_size<T>(rows, cols);
+      if (cs > 0 && launch_block_reg_tier<T, Log>(p, rows, cols, cs, stream)) return;
+    }
   }
   const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
@@ -268,7 +317,8 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));
   const int64_t tiles = ceil_div(npk, tx);
   const bool vec = p.aligned() && (s.inner * int64_t(sizeof(T))) % 16 == 0;
-  const bool onchip = inner_tier_smem<T, Bwd>(s.axis, int(tx), true) <= kInnerOnchipBytes;
+  const bool onchip = inner_tier_smem<T, Bwd>(s.axis, int(tx), true) <=
+                      std::min(inner_onchip_bytes(), dev.smem_per_block_optin - 1024);
   const int64_t smem = inner_tier_smem<T, Bwd>(s.axis, int(tx), onchip);
   auto kernel = softmax_inner_kernel<T, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
