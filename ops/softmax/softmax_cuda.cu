@@ -4,6 +4,7 @@
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "core/cuda_check.h"
@@ -191,69 +192,35 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
-// Packs a thread holds in the register tier; clustered blocks keep half as many, because the
-// cluster bookkeeping costs the registers the largest size needs (it would spill).
-template <typename T>
-constexpr int register_tier_max_packs(bool clustered) {
-  return clustered ? block_reg_max_packs<T>() / 2 : block_reg_max_packs<T>();
-}
-
-template <typename T, int P, bool Log>
-bool launch_block_reg(const Ptrs& p, int64_t rows, int64_t cols, int64_t chunk, int cs, int threads,
-                      bool vec, cudaStream_t stream) {
-  const T* x = static_cast<const T*>(p.a);
-  T* y = static_cast<T*>(p.out);
-  if constexpr (P <= register_tier_max_packs<T>(true)) {
-    if (cs > 1)
-      return launch_clustered(softmax_block_reg_kernel<T, P, Log, true>, rows, cs, threads, 0, stream,
-                              x, y, rows, int(cols), int(chunk), vec);
-  }
-  if (cs > 1) return false;
-  auto kernel = softmax_block_reg_kernel<T, P, Log, false>;
-  const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
-  kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(x, y, rows, int(cols), int(chunk), vec);
-  MT_CUDA_CHECK_LAUNCH();
-  return true;
-}
-
-// Tiers 2a / 3a (forward, rows in registers): a row split over `cs` blocks (a cluster when
-// cs > 1). Returns false when a chunk does not fit in one block's registers, or the cluster
-// cannot run here.
+// Tier 2a (forward): one block a row, the row in registers. Returns false when the row does not
+// fit in one block's registers.
 template <typename T, bool Log>
-bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, cudaStream_t stream) {
+bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  const int max_packs = register_tier_max_packs<T>(cs > 1);
-  const int64_t chunk = ceil_div(ceil_div(cols, cs), N) * N;
-  const int64_t npk = chunk / N;
-  if (npk > int64_t(kBlockRegMaxThreads) * max_packs || cols >= (int64_t(1) << 31)) return false;
+  constexpr int kMaxPacks = block_reg_max_packs<T>();
+  const int64_t npk = ceil_div(cols, N);
+  if (npk > int64_t(kBlockRegMaxThreads) * kMaxPacks) return false;
   // The fewest packs a thread that keep the block at <= 256 threads: several small blocks per SM
   // overlap one row's reductions with another row's loads. Longer rows take bigger blocks.
   int packs = 1;
-  while (packs < max_packs && ceil_div(npk, packs) > 256) packs *= 2;
+  while (packs < kMaxPacks && ceil_div(npk, packs) > 256) packs *= 2;
   const int threads = int(ceil_div(ceil_div(npk, packs), 32) * 32);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  auto run = [&](auto kernel) {
+    const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
+    kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(
+        static_cast<const T*>(p.a), static_cast<T*>(p.out), rows, int(cols), vec);
+    MT_CUDA_CHECK_LAUNCH();
+    return true;
+  };
   switch (packs) {
-    case 1: return launch_block_reg<T, 1, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
-    case 2: return launch_block_reg<T, 2, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
-    case 4: return launch_block_reg<T, 4, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
+    case 1: return run(softmax_block_reg_kernel<T, 1, Log>);
+    case 2: return run(softmax_block_reg_kernel<T, 2, Log>);
+    case 4: return run(softmax_block_reg_kernel<T, 4, Log>);
     case 8:
-      if constexpr (block_reg_max_packs<T>() >= 8)
-        return launch_block_reg<T, 8, Log>(p, rows, cols, chunk, cs, threads, vec, stream);
+      if constexpr (kMaxPacks >= 8) return run(softmax_block_reg_kernel<T, 8, Log>);
   }
   return false;
-}
-
-// Blocks a long row is split over when rows are few: enough blocks to give every SM one, enough
-// that a chunk fits one block's registers, at most 16 (Hopper's largest cluster) and no chunk
-// shorter than 2K elements. 0 when no such split exists.
-template <typename T>
-int register_cluster_size(int64_t rows, int64_t cols) {
-  const int64_t per_block =
-      int64_t(kBlockRegMaxThreads) * register_tier_max_packs<T>(true) * pack_size<T>();
-  const int64_t need = ceil_div(cols, per_block);
-  const int64_t fill = ceil_div(device_info().sm_count, rows);
-  const int64_t cs = std::min<int64_t>({std::max(need, fill), 16, std::max(need, ceil_div(cols, 2048))});
-  return cs >= need && cs >= 2 ? int(cs) : 0;
 }
 
 // inner == 1 and rows wider than the warp tier.
@@ -261,13 +228,9 @@ template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
-  // Forward, rows in registers: one block a row when rows fill the GPU, else a cluster a row.
+  // Forward with enough rows to give every SM a block: one block a row, the row in registers.
   if constexpr (!Bwd) {
-    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, 1, stream)) return;
-    if (dev.clusters) {
-      const int cs = register_cluster_size<T>(rows, cols);
-      if (cs > 0 && launch_block_reg_tier<T, Log>(p, rows, cols, cs, stream)) return;
-    }
+    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, stream)) return;
   }
   const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
@@ -279,7 +242,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     if (rows < 2 * dev.sm_count)
       cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
     cs = std::min<int64_t>(cs, 16);
-    if (cs > 1 &&
+    // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
+    // rows on 16 SMs each run faster split over every SM (the split-row tier below).
+    if (cs > 1 && rows * cs >= dev.sm_count / 2 &&
         launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs), vec, stream))
       return;
   }
@@ -331,10 +296,20 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   MT_CUDA_CHECK_LAUNCH();
 }
 
+// Rows up to this width take the warp tier; MT_SOFTMAX_WARP_MAX_COLS lowers it, for tuning.
+template <typename T>
+int64_t warp_tier_limit() {
+  static const int64_t limit = [] {
+    const char* cols = std::getenv("MT_SOFTMAX_WARP_MAX_COLS");
+    return std::min<int64_t>(warp_tier_max_cols<T>(), cols ? std::atoll(cols) : INT64_MAX);
+  }();
+  return limit;
+}
+
 template <typename T, bool Log, bool Bwd>
 void launch_softmax(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s, stream);
-  if (s.axis <= warp_tier_max_cols<T>())
+  if (s.axis <= warp_tier_limit<T>())
     return launch_warp_tier<T, Log, Bwd>(p, s.outer, int(s.axis), stream);
   launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis, stream);
 }
