@@ -75,10 +75,12 @@ inline int cached_query(const void* kernel, int64_t a, int64_t b, int (*query)(c
   return value;
 }
 
-// Lets `kernel` take up to the device's per-block maximum of dynamic shared memory (once).
+// Lets `kernel` take up to the device's per-block maximum of dynamic shared memory (once per
+// kernel). Done for any size: the 48 KB default counts the kernel's static shared memory too, so
+// exactly 48 KB of dynamic memory already needs it.
 template <typename Kernel>
 inline void allow_dynamic_smem(Kernel kernel, int64_t bytes) {
-  if (bytes <= 48 * 1024) return;
+  if (bytes == 0) return;
   cached_query(reinterpret_cast<const void*>(kernel), -1, -1, [](const void* k, int64_t, int64_t) {
     cudaFuncAttributes attr;
     MT_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));  // static shared memory counts too
