@@ -1,8 +1,7 @@
 #include "core/copy.h"
+#include "core/convert.h"
 
 #include <algorithm>
-#include <type_traits>
-
 #include "core/cuda_runtime.h"
 #include "core/errors.h"
 #include "core/parallel.h"
@@ -37,26 +36,13 @@ StridedLayout coalesce_layout(const Shape& shape, const Shape& strides) {
 namespace {
 
 template <typename To, typename From>
-inline To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<float>(v) != 0.0f || static_cast<double>(v) != 0.0;
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    return static_cast<To>(static_cast<float>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
-template <typename To, typename From>
 void copy_cast_cpu_typed(const Tensor& src, const Tensor& dst) {
   const From* in = static_cast<const From*>(src.data_ptr());
   To* out = dst.data<To>();
   const int64_t n = src.numel();
   if (src.is_contiguous()) {
     parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = convert<To>(in[i]);
+      for (int64_t i = begin; i < end; ++i) out[i] = convert_element<To>(in[i]);
     });
     return;
   }
@@ -72,7 +58,7 @@ void copy_cast_cpu_typed(const Tensor& src, const Tensor& dst) {
         rest /= layout.sizes[d];
       }
       To* o = out + r * row;
-      for (int64_t i = 0; i < row; ++i) o[i] = convert<To>(in[offset + i * step]);
+      for (int64_t i = 0; i < row; ++i) o[i] = convert_element<To>(in[offset + i * step]);
     }
   });
 }

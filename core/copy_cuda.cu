@@ -1,27 +1,13 @@
 // Same-device strided gather with dtype conversion: thread i computes where output element i
 // comes from in the source view and converts it.
-#include <type_traits>
-
 #include "core/copy.h"
+#include "core/convert.h"
 #include "core/cuda_check.h"
 #include "core/strided_layout.h"
 
 namespace mt {
 
 namespace {
-
-template <typename To, typename From>
-__device__ __forceinline__ To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<float>(v) != 0.0f || static_cast<double>(v) != 0.0;
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    return static_cast<To>(static_cast<float>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
 
 template <typename To, typename From>
 __global__ void copy_cast_kernel(const From* __restrict__ in, To* __restrict__ out, int64_t n,
@@ -33,7 +19,7 @@ __global__ void copy_cast_kernel(const From* __restrict__ in, To* __restrict__ o
       offset += (rest % layout.sizes[d]) * layout.strides[d];
       rest /= layout.sizes[d];
     }
-    out[i] = convert<To>(in[offset]);
+    out[i] = convert_element<To>(in[offset]);
   }
 }
 
