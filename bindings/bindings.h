@@ -24,6 +24,7 @@ void bind_reduce(py::module_& m);
 void bind_matmul(py::module_& m);
 void bind_creation_ops(py::module_& m);
 void bind_ladder(py::module_& m);
+void bind_testing(py::module_& m);  // test-only hooks (bindings/testing.cpp)
 
 // Accepts "cuda:1", a minitensor.device, or None (-> `fallback`).
 Device to_device(const py::handle& obj, Device fallback = Device());

@@ -57,11 +57,14 @@ Tensor tensor_from_data(const py::handle& data, const py::handle& dtype_obj, con
   Shape shape(array.shape(), array.shape() + array.ndim());
   if (dtype == DType::BFloat16) {  // NumPy has no bfloat16: the helper hands float32 to round here
     Tensor as_float = Tensor::empty(shape, DType::Float32, Device());
-    std::memcpy(as_float.data_ptr(), array.data(), static_cast<std::size_t>(array.nbytes()));
+    // memcpy with a null pointer is UB even for 0 bytes, and empty tensors have no storage.
+    if (array.nbytes() > 0)
+      std::memcpy(as_float.data_ptr(), array.data(), static_cast<std::size_t>(array.nbytes()));
     return as_float.to(DType::BFloat16).to(device);
   }
   Tensor host = Tensor::empty(shape, dtype, Device());
-  std::memcpy(host.data_ptr(), array.data(), static_cast<std::size_t>(array.nbytes()));
+  if (array.nbytes() > 0)  // empty: no storage (null data_ptr), and memcpy(nullptr, ..., 0) is UB
+    std::memcpy(host.data_ptr(), array.data(), static_cast<std::size_t>(array.nbytes()));
   return host.to(device);
 }
 

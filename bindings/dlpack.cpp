@@ -163,10 +163,19 @@ Tensor from_dlpack(const py::object& obj) {
       if (dev[0].cast<int>() == dlpack::kCUDA) stream = py::int_(1);  // we compute on the legacy default stream
     }
     try {
-      capsule = obj.attr("__dlpack__")(py::arg("stream") = stream, py::arg("max_version") = py::make_tuple(1, 0));
+      try {
+        capsule = obj.attr("__dlpack__")(py::arg("stream") = stream, py::arg("max_version") = py::make_tuple(1, 0));
+      } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_TypeError)) throw;
+        capsule = obj.attr("__dlpack__")(py::arg("stream") = stream);  // a producer older than DLPack 1.0
+      }
     } catch (py::error_already_set& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      capsule = obj.attr("__dlpack__")(py::arg("stream") = stream);  // a producer older than DLPack 1.0
+      // A producer that cannot export its data (NumPy: object/str/datetime dtypes, non-native byte
+      // order) raises BufferError; report it as the element-type problem it is, like torch does
+      // for an unsupported dtype, so callers handle one exception type for "can't take this".
+      if (!e.matches(PyExc_BufferError)) throw;
+      MT_THROW_TYPE("from_dlpack: ", py::str(py::type::of(obj).attr("__name__")).cast<std::string>(),
+                    " could not export its data through DLPack: ", py::str(e.value()).cast<std::string>());
     }
   }
   PyObject* cap = capsule.ptr();

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_C, m) {
   bind_matmul(m);
   bind_creation_ops(m);
   bind_ladder(m);
+  bind_testing(m);
 }

@@ -12,11 +12,36 @@
 
 namespace mt {
 
+namespace {
+
+// Errors that corrupt the CUDA context: cudaGetLastError cannot clear them and every later CUDA
+// call in the process returns them again, so the user must be told to restart, not to retry.
+bool is_sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
   if (err == cudaErrorMemoryAllocation)
     MT_THROW(OutOfMemoryError, "CUDA out of memory (", cudaGetErrorString(err), ") in ", expr);
   MT_THROW(CudaError, "CUDA error ", cudaGetErrorName(err), ": ", cudaGetErrorString(err),
-           " (in ", expr, " at ", file, ":", line, ")");
+           " (in ", expr, " at ", file, ":", line, ")",
+           is_sticky(err) ? ". The CUDA context is lost: every later CUDA call in this process "
+                            "will fail; restart the process"
+                          : "");
 }
 
 }  // namespace mt

@@ -20,6 +20,8 @@ def _infer_numpy(data):
     except OverflowError as err:
         raise ValueError(f"cannot build a tensor: a Python int does not fit in int64 ({err})") from None
     except ValueError as err:
+        if "maximum number of dimension" in str(err):
+            raise ValueError(f"cannot build a tensor with more than 64 dimensions ({err})") from None
         if "inhomogeneous" in str(err) or "sequence" in str(err):
             raise ValueError(
                 "cannot build a tensor from a ragged nested sequence: every list at one depth must "
@@ -27,10 +29,16 @@ def _infer_numpy(data):
             ) from None
         raise
     if array.dtype == object:
-        kinds = sorted({type(x).__name__ for x in np.ravel(np.asarray(data, dtype=object))})
+        if isinstance(data, np.ndarray):  # torch.tensor refuses object arrays whatever they hold
+            raise TypeError("can't convert np.ndarray of type numpy.object_; supported: "
+                            + ", ".join(_SUPPORTED))
+        elements = np.ravel(np.asarray(data, dtype=object))
+        kinds = sorted({type(x).__name__ for x in elements})
         if any(k in ("list", "tuple") for k in kinds):
             raise ValueError("cannot build a tensor from a ragged nested sequence")
-        if "int" in kinds:
+        # NumPy falls back to object for ints beyond int64 but also for ints mixed with None etc.:
+        # only blame the int's size when one really is out of range.
+        if any(type(x) is int and not -(2**63) <= x < 2**63 for x in elements):
             raise ValueError("cannot build a tensor: a Python int does not fit in int64")
         raise TypeError(f"cannot build a tensor from elements of type {', '.join(kinds)}")
     return array

@@ -122,7 +122,15 @@ def _as_dtype(input, dtype):
 def softmax(input, dim, dtype=None, impl: str = "auto"):
     """Softmax along dim. `impl` picks a kernel of the teaching ladder (see softmax_impls); those
     are forward-only. The fast path is one attribute check and the C++ call: softmax without
-    autograd must cost no more host time than torch.softmax."""
+    autograd must cost no more host time than torch.softmax.
+
+    Special values follow PyTorch (exp(x - max) / sum, on every device and dtype): a NaN anywhere
+    in a reduction group makes the whole group NaN; +inf makes it NaN too (inf - inf), so
+    softmax([inf, 1]) == [nan, nan]; a group of only -inf is NaN (-inf - -inf); -inf entries in a
+    group that has a finite value give 0 (log_softmax: -inf), which is how masks work. Huge finite
+    values never overflow (the max is subtracted first); 16-bit inputs are computed in float32 and
+    rounded once, so log_softmax of a value that lies beyond the dtype's range from the max is
+    -inf, as in torch. A 0-d tensor is its own group: softmax gives 1 (NaN for NaN or +-inf)."""
     if impl != "auto":
         return _C._softmax_impl(_as_dtype(input, dtype), dim, False, impl)
     if input.requires_grad and _mode.enabled:

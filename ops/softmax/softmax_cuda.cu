@@ -10,6 +10,7 @@
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_reg_tier.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
+#include "ops/softmax/cuda/inner_reg_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 #include "ops/softmax/cuda/warp_tier.cuh"
@@ -264,6 +265,34 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols, stream);
 }
 
+// Tier 4a (forward): returns false when the group (axis x tile of tx packs) does not fit the
+// block's registers.
+template <typename T, bool Log>
+bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, int64_t tx, cudaStream_t stream) {
+  constexpr int N = pack_size<T>();
+  const int64_t ty = kInnerRegThreads / tx;
+  const int64_t packs = next_pow2(ceil_div(s.axis, ty));
+  if (packs > inner_reg_max_packs<T>()) return false;
+  const int64_t tiles = ceil_div(ceil_div(s.inner, N), tx);
+  const bool vec = p.aligned() && (s.inner * int64_t(sizeof(T))) % 16 == 0;
+  auto run = [&](auto kernel) {
+    const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerRegThreads, 0)) * device_info().sm_count;
+    kernel<<<unsigned(std::min(s.outer * tiles, fill)), kInnerRegThreads, 0, stream>>>(
+        static_cast<const T*>(p.a), static_cast<T*>(p.out), s.outer, int(s.axis), s.inner,
+        log2_exact(int(tx)), tiles, vec);
+    MT_CUDA_CHECK_LAUNCH();
+    return true;
+  };
+  switch (packs) {
+    case 1: return run(softmax_inner_reg_kernel<T, 1, Log>);
+    case 2: return run(softmax_inner_reg_kernel<T, 2, Log>);
+    case 4: return run(softmax_inner_reg_kernel<T, 4, Log>);
+    case 8:
+      if constexpr (inner_reg_max_packs<T>() >= 8) return run(softmax_inner_reg_kernel<T, 8, Log>);
+  }
+  return false;
+}
+
 // Tier 4: inner > 1.
 template <typename T, bool Log, bool Bwd>
 void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
@@ -274,6 +303,12 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   // never below 2 (32-byte sectors).
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
+  // Forward with a short axis: the group in registers, narrowing the tile (down to 32-byte
+  // sectors) when that is what makes the axis fit.
+  if constexpr (!Bwd) {
+    for (int64_t w = tx; w >= 2 || w == tx; w /= 2)
+      if (launch_inner_reg_tier<T, Log>(p, s, w, stream)) return;
+  }
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));

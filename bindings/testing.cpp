@@ -1,0 +1,34 @@
+// minitensor._C._testing_*: hooks for the test suite only (leading underscore: not public API).
+#include "bindings/bindings.h"
+#include "core/cuda_runtime.h"
+#include "core/errors.h"
+#include "core/testing_cuda.h"
+
+namespace mt::bindings {
+
+void bind_testing(py::module_& m) {
+  m.def("_testing_cuda_error", [](const std::string& kind, const py::object& device) {
+#ifdef MINITENSOR_WITH_CUDA
+    MT_CHECK_VALUE(kind == "invalid_configuration" || kind == "illegal_address",
+                   "_testing_cuda_error: unknown kind '", kind,
+                   "'; expected 'invalid_configuration' or 'illegal_address'");
+    const int index = device.is_none() ? cuda::current_device()
+                                       : to_device(device, Device(DeviceType::CUDA)).index;
+    py::gil_scoped_release release;
+    if (kind == "invalid_configuration")
+      cuda::testing::launch_invalid_configuration(index);
+    else
+      cuda::testing::launch_illegal_address(index);
+#else
+    (void)kind;
+    (void)device;
+    MT_THROW(CudaError, "CUDA is not available: minitensor was built without CUDA support, so no "
+                        "CUDA error can be provoked");
+#endif
+  }, py::arg("kind"), py::arg("device") = py::none(),
+     "Test hook: makes the CUDA runtime fail on purpose ('invalid_configuration': a launch with "
+     "too many threads per block, not sticky; 'illegal_address': a kernel storing through an "
+     "invalid pointer, sticky). Raises minitensor.CudaError.");
+}
+
+}  // namespace mt::bindings

@@ -1,0 +1,101 @@
+// Tier 4a: softmax over a non-last dim (inner > 1) with a short axis, e.g. [64, 128, 56, 56] over
+// dim 1. Same layout as tier 4 (inner_tier.cuh): a block owns one outer index and a tile of
+// TX * N consecutive inner columns, thread (tx, ty) reads packs along inner (coalesced) at axis
+// steps ty, ty + TY, ... But here the whole (axis x tile) group fits the block's registers (R
+// packs a thread), so every element is read once, exp'd once and written once; the column
+// reductions run over ty with warp shuffles, then across the block's warps in shared memory.
+#pragma once
+
+#include "core/dtype.h"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+constexpr int kInnerRegThreads = 256;
+
+// Packs a thread may hold: 32 accumulators, as in the row register tier.
+template <typename T>
+constexpr int inner_reg_max_packs() {
+  return 32 / (pack_size<T>() * int(sizeof(acc_t<T>) / 4));
+}
+
+// Reduces each of the N columns a thread holds over all threads with the same tx (all ty) and
+// gives every thread the result. `smem` holds (threads / 32) * TX * N values.
+template <int N, typename A, typename Op>
+__device__ __forceinline__ void column_allreduce(A (&v)[N], Op op, A* smem, int tx_log2) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int TX = 1 << tx_log2, tx = threadIdx.x & (TX - 1);
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    for (int mask = 16; mask >= TX; mask >>= 1) v[j] = op(v[j], shfl_xor(v[j], mask));
+  if (lane < TX) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) smem[(warp * TX + lane) * N + j] = v[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    A r = smem[tx * N + j];
+    for (int w = 1; w < nwarps; ++w) r = op(r, smem[(w * TX + tx) * N + j]);
+    v[j] = r;
+  }
+  __syncthreads();  // the next call rewrites smem
+}
+
+template <typename T, int R, bool Log>
+__global__ void __launch_bounds__(kInnerRegThreads)
+    softmax_inner_reg_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int axis,
+                             int64_t inner, int tx_log2, int64_t tiles, bool vec) {
+  using A = acc_t<T>;
+  constexpr bool kFast = sizeof(T) == 2;
+  constexpr int N = pack_size<T>();
+  __shared__ A smem[(kInnerRegThreads / 32) * 8 * N];
+  const int TX = 1 << tx_log2, TY = kInnerRegThreads >> tx_log2;
+  const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
+
+  for (int64_t t = blockIdx.x; t < outer * tiles; t += gridDim.x) {
+    const int64_t col = (t % tiles) * TX * N + tx * N;
+    const int64_t base = (t / tiles) * axis * inner;
+    A v[R][N];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {  // rows past the axis and columns past inner read as -inf
+      const int a = ty + r * TY;
+      load_pack<N>(x + base + int64_t(a) * inner, col, a < axis ? inner : 0, vec, v[r], A(-INFINITY));
+    }
+    A m[N], s[N], coef[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      m[j] = v[0][j];
+#pragma unroll
+      for (int r = 1; r < R; ++r) m[j] = nan_max(m[j], v[r][j]);
+    }
+    column_allreduce<N>(m, MaxOp(), smem, tx_log2);
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      s[j] = 0;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const A e = elem_exp<kFast>(v[r][j] - m[j]);
+        s[j] += e;
+        if constexpr (!Log) v[r][j] = e;
+      }
+    }
+    column_allreduce<N>(s, SumOp(), smem, tx_log2);
+#pragma unroll
+    for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(s[j], m[j]);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int a = ty + r * TY;
+      if (a < axis) {
+        A o[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) o[j] = Log ? v[r][j] - m[j] - coef[j] : v[r][j] * coef[j];
+        store_pack<N>(y + base + int64_t(a) * inner, col, inner, vec, o);
+      }
+    }
+  }
+}
+
+}  // namespace mt
