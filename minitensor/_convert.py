@@ -14,7 +14,8 @@ _SUPPORTED = ("float32", "float64", "float16", "bfloat16", "int64", "bool")
 
 def _infer_numpy(data):
     if isinstance(data, (str, bytes)):
-        raise TypeError(f"cannot build a tensor from {type(data).__name__} data")
+        raise TypeError(f"cannot build a tensor from {type(data).__name__} data: unsupported element type "
+                        "(expected numbers, nested sequences of numbers or a NumPy array)")
     try:
         array = np.asarray(data)
     except OverflowError as err:

@@ -121,8 +121,8 @@ def to_f64(t) -> np.ndarray:
 
 def ref_softmax(x: np.ndarray, dim: int, log: bool = False) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 0:
-        return np.float64(0.0 if log else 1.0)
+    if x.ndim == 0:  # one element: 1 (log: 0) for finite x, NaN for +-inf or NaN, like torch
+        return ref_softmax(x.reshape(1), 0, log).reshape(())
     if x.size == 0:
         return x.copy()
     shifted = x - np.max(x, axis=dim, keepdims=True)
