@@ -60,8 +60,8 @@ if want tests; then
 fi
 
 if want sanitize; then
-  # A small GPU subset that reaches every softmax tier, under memcheck and racecheck.
-  for tool in memcheck racecheck; do
+  # A small GPU subset that reaches every softmax tier, under memcheck, racecheck and initcheck.
+  for tool in memcheck racecheck initcheck; do
     say "compute-sanitizer $tool"
     compute-sanitizer --tool "$tool" --error-exitcode 9 \
       $py -m pytest "$repo/tests/test_softmax.py" -q -p no:cacheprovider -m cuda -k sanitizer_subset 2>&1 |
