@@ -33,13 +33,13 @@ struct Ptrs {
   bool aligned() const { return is_aligned16(a) && (!b || is_aligned16(b)) && is_aligned16(out); }
 };
 
-// Widest row the warp tier takes: 1024 elements for float and double (32 lanes x up to 8 packs).
+// Widest row the warp tier takes: 32 lanes x up to 8 packs (1024 floats, 512 doubles).
 // 16-bit rows stop at one pack a lane (256): wider ones ran faster in the block register tier on
 // an H200 ([67108, 1000] float16: 47% -> 72% of copy bandwidth), whose blocks spread a row's
 // conversions and exps over more threads.
 template <typename T>
 constexpr int warp_tier_max_cols() {
-  return sizeof(T) == 2 ? 32 * pack_size<T>() : 1024;
+  return sizeof(T) == 2 ? 32 * pack_size<T>() : std::min(1024, 32 * 8 * pack_size<T>());
 }
 
 template <typename T, bool Log, bool Bwd>
