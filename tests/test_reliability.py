@@ -317,8 +317,8 @@ def test_more_than_2_31_elements(case, log):
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA here")
     free, _ = torch.cuda.mem_get_info()
-    if free < 40 * 2**30:
-        pytest.skip(f"needs 40 GB of free GPU memory, {free / 2**30:.1f} GB free")
+    if free < 64 * 2**30:
+        pytest.skip(f"needs 64 GB of free GPU memory, {free / 2**30:.1f} GB free")
     shape, dim = case
     assert int(np.prod(shape)) > 2**31
     gen = torch.Generator(device="cuda").manual_seed(1234 + len(shape))
@@ -326,8 +326,16 @@ def test_more_than_2_31_elements(case, log):
     x_t = torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen).mul_(4)
     x = mt.from_dlpack(x_t)
     try:
-        y_t = torch.from_dlpack(run_op(x, dim, log))
-        ref = (torch.log_softmax if log else torch.softmax)(x_t, dim, dtype=torch.float32)
+        y = run_op(x, dim, log)
+        mt.cuda.synchronize()  # a fault in our kernel surfaces here, as ours
+        y_t = torch.from_dlpack(y)
+        # The reference from torch's elementwise ops and reductions (64-bit indexed), not from
+        # torch.softmax, which is not safe for a single row of 2^31 elements.
+        xf = x_t.float()
+        lse = xf.amax(dim, keepdim=True)
+        lse = lse + (xf - lse).exp_().sum(dim, keepdim=True).log_()
+        ref = xf.sub_(lse) if log else xf.sub_(lse).exp_()
+        del lse
         assert not bool(torch.isnan(y_t).any()), "NaN in the output"
         err = _max_abs_diff(torch, y_t, ref)
         # fp16: half an ulp of the output (|log p| can reach ~40: ulp 2^-5) plus the kernel's error.
@@ -336,12 +344,11 @@ def test_more_than_2_31_elements(case, log):
         # The tail is where 32-bit index overflow would land.
         tail = _max_abs_diff(torch, y_t.reshape(-1)[-4096:], ref.reshape(-1)[-4096:])
         assert tail <= limit
-        if not log:  # every group sums to ~1 (fp16 outputs, fp32 sums)
-            sums = y_t.float().sum(dim)
-            assert float((sums - 1).abs().max()) < 2e-2
+        if not log:  # every group sums like the reference rounded to fp16 (tiny p underflow there)
+            sums, want = y_t.float().sum(dim), ref.half().float().sum(dim)
+            assert float((sums - want).abs().max()) < 2e-2
     finally:
-        del x, x_t
-        y_t = ref = None
+        x = x_t = y = y_t = ref = xf = None  # noqa: F841  (free the GPU memory now)
         gc.collect()
         torch.cuda.empty_cache()
         mt.cuda.synchronize()
@@ -371,7 +378,8 @@ def test_out_of_memory_is_a_memory_error_and_recoverable(rng):
 
 @pytest.mark.cuda
 def test_cuda_error_not_sticky_then_recovers(rng):
-    with pytest.raises(mt.CudaError, match="cudaErrorInvalidConfiguration") as info:
+    # A block of 4096 threads: drivers report it as an invalid configuration or value.
+    with pytest.raises(mt.CudaError, match="cudaErrorInvalid(Configuration|Value)") as info:
         mt._C._testing_cuda_error("invalid_configuration")
     assert "context is lost" not in str(info.value)
     x = make_tensor(random_input(rng, (33, 257)), mt.float32, "cuda")
