@@ -37,7 +37,10 @@ inline V exp_f32(V x) {
   xc = xc > 89.0f ? 89.0f : xc;      // exp(89) > FLT_MAX: becomes inf below
 
   const float shift = 12582912.0f;  // 1.5 * 2^23
-  const V t = xc * 1.44269504088896341f + shift;
+  // n from a NaN-free copy: from NaN bits it would be garbage that the shifts below are undefined
+  // for (the NaN still reaches the result through r).
+  const V xn = xc == xc ? xc : 0.0f;
+  const V t = xn * 1.44269504088896341f + shift;
   const VI n = bit_cast<VI>(t) - bit_cast<int32_t>(shift);
   const V nf = t - shift;
   V r = xc - nf * 0.693359375f;        // ln2_hi: 9 significant bits
@@ -64,7 +67,8 @@ inline V exp_f64(V x) {
   xc = xc > 710.0 ? 710.0 : xc;    // overflows to inf
 
   const double shift = 6755399441055744.0;  // 1.5 * 2^52
-  const V t = xc * 1.4426950408889634074 + shift;
+  const V xn = xc == xc ? xc : 0.0;  // see exp_f32
+  const V t = xn * 1.4426950408889634074 + shift;
   const VI n = bit_cast<VI>(t) - bit_cast<int64_t>(shift);
   const V nf = t - shift;
   V r = xc - nf * 6.93147180369123816490e-01;  // fdlibm's ln2_hi: 32 significant bits

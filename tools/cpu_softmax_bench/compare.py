@@ -31,7 +31,7 @@ SHAPES = [  # (shape, dim)
 
 def build_library():
     out = pathlib.Path(tempfile.gettempdir()) / "libmt_softmax_cpu.so"
-    sources = [ROOT / "ops/softmax/softmax_cpu.cpp", HERE / "softmax_capi.cpp", HERE / "standalone_threads.cpp"]
+    sources = [ROOT / "ops/softmax/softmax_cpu.cpp", HERE / "softmax_capi.cpp", ROOT / "core/parallel.cpp"]
     subprocess.run(["g++", *CXXFLAGS, f"-I{ROOT}", *map(str, sources), "-o", str(out)], check=True)
     lib = ctypes.CDLL(str(out))
     for name in ("mt_softmax_f32", "mt_softmax_f64"):
