@@ -98,7 +98,10 @@ void copy_to_contiguous(const Tensor& src, const Tensor& dst) {
   } else if (to.is_cpu()) {
     cuda::copy(dst.data_ptr(), staged.data_ptr(), nbytes, cuda::CopyKind::DeviceToHost, from.index);
   } else {
-    cuda::copy(dst.data_ptr(), staged.data_ptr(), nbytes, cuda::CopyKind::DeviceToDevice, to.index);
+    // Between two GPUs, through the host: memory from a stream-ordered pool is visible to other
+    // devices only after access is granted, and the GPUs may have no peer access at all.
+    const Tensor host = staged.to(Device());
+    cuda::copy(dst.data_ptr(), host.data_ptr(), nbytes, cuda::CopyKind::HostToDevice, to.index);
   }
 }
 
