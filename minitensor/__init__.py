@@ -21,6 +21,7 @@ from ._C import (
     randn,
     zeros,
 )
+from ._C import arange, cat, full_like, one_hot, ones_like, zeros_like
 from . import _tensor as _tensor_sugar
 from . import cuda
 
@@ -62,4 +63,5 @@ __all__ = [
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
     "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
     "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
+    "arange", "cat", "full_like", "one_hot", "ones_like", "zeros_like",
 ]

@@ -19,7 +19,10 @@ def _have_cxx() -> bool:
 
 
 def _run(cmd, cwd, timeout):
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # A sanitizer runtime preloaded into this process (scripts/sanitize_cpu.sh) must not follow
+    # cmake and make: they are not built for it.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     return proc
 
