@@ -37,28 +37,24 @@ class Matmul(Function):
 
 
 class Softmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        y = _C.softmax(x, dim)
+    """y = softmax(x, dim); backward through the fused kernel: dx = y * (dy - sum(y * dy))."""
+
+    log = False  # LogSoftmax sets it: both ops share one forward and one backward kernel
+
+    @classmethod
+    def forward(cls, ctx, x, dim):
+        y = (_C.log_softmax if cls.log else _C.softmax)(x, dim)
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         (y,) = ctx.saved_tensors
-        return _C._softmax_backward(y, grad, ctx.dim, False), None
+        return _C._softmax_backward(y, grad, ctx.dim, cls.log), None
 
 
-class LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        y = _C.log_softmax(x, dim)
-        ctx.dim = dim
-        ctx.save_for_backward(y)
-        return y
+class LogSoftmax(Softmax):
+    """y = log_softmax(x, dim); backward dx = dy - exp(y) * sum(dy), the same fused kernel."""
 
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return _C._softmax_backward(y, grad, ctx.dim, True), None
+    log = True
