@@ -501,3 +501,20 @@ def test_tensor_of_a_cuda_tensor_copies_on_cuda():
     assert c.device == g.device and c.data_ptr() != g.data_ptr() and c.tolist() == g.tolist()
     on_cpu = mt.Tensor(g, device="cpu")
     assert on_cpu.device == "cpu" and on_cpu.tolist() == g.tolist()
+
+
+@pytest.mark.skipif("libasan" in __import__("os").environ.get("LD_PRELOAD", ""),
+                    reason="the large-block cache is off under AddressSanitizer")
+def test_large_host_blocks_are_reused_only_after_free(rng):
+    n = 3 * 2**20  # 12 MB of float32: a size the host block cache keeps
+    a, b = mt.empty(n), mt.empty(n)
+    assert a.data_ptr() != b.data_ptr()  # two live tensors never share a block
+    freed = a.data_ptr()
+    del a
+    c = mt.zeros(n)
+    assert c.data_ptr() == freed  # the freed block came back instead of fresh pages
+    assert not c.numpy().any()  # and zeros were written over its old contents
+    x_np = rng.standard_normal((1024, 3 * 1024)).astype(np.float32)
+    for _ in range(3):  # outputs recycled through the cache stay correct
+        y = mt.from_numpy(x_np).softmax(0)
+        np.testing.assert_allclose(y.numpy().sum(axis=0), 1.0, rtol=1e-5)
