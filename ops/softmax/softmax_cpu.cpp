@@ -193,29 +193,65 @@ inline T* tile_row(T* base, int64_t inner, int64_t a) {
   return base + a * inner;
 }
 
-// block[i] += exp(x[a][i] - offset[i]) over rows [a0, a1); with `y` also stores each exp there.
+// Column blocks of kColumnPacks packs: their accumulators stay in registers all the way down the
+// axis instead of being reloaded and stored for every row.
+constexpr int kColumnPacks = 4;
+
+// block[i] = sum over rows [a0, a1) of exp(x[a][i] - offset[i]); with `y` also stores each exp.
 template <typename A, typename T>
 void tile_block_sum_exp(const T* x, T* y, int64_t inner, int64_t a0, int64_t a1, int64_t len,
                         const A* offset, A* block) {
-  std::fill(block, block + len, A(0));
+  constexpr int P = kPackSize<A>, B = kColumnPacks;
+  int64_t c = 0;
+  for (; c + B * P <= len; c += B * P) {
+    pack_t<A> acc[B], off[B];
+    for (int b = 0; b < B; ++b) {
+      acc[b] = pack_t<A>{};
+      off[b] = pack_load<A>(offset + c + b * P);
+    }
+    for (int64_t a = a0; a < a1; ++a) {
+      const T* xr = tile_row(x, inner, a) + c;
+      for (int b = 0; b < B; ++b) {
+        const pack_t<A> e = vec_exp(pack_load<A>(xr + b * P) - off[b]);
+        if (y) pack_store<T, A>(tile_row(y, inner, a) + c + b * P, e);
+        acc[b] += e;
+      }
+    }
+    for (int b = 0; b < B; ++b) pack_store<A, A>(block + c + b * P, acc[b]);
+  }
+  if (c == len) return;
+  // The remaining columns, row by row.
+  std::fill(block + c, block + len, A(0));
   for (int64_t a = a0; a < a1; ++a) {
-    const T* xr = tile_row(x, inner, a);
+    const T* xr = tile_row(x, inner, a) + c;
     if (y) {
-      T* yr = tile_row(y, inner, a);
-      span_map<A>(len, yr, [](auto v, auto m) { return vec_exp(v - m); }, xr, offset);
-      span_map<A>(len, block, [](auto s, auto e) { return s + e; }, block, yr);
+      T* yr = tile_row(y, inner, a) + c;
+      span_map<A>(len - c, yr, [](auto v, auto m) { return vec_exp(v - m); }, xr, offset + c);
+      span_map<A>(len - c, block + c, [](auto s, auto e) { return s + e; }, block + c, yr);
     } else {
-      span_map<A>(len, block, [](auto s, auto v, auto m) { return s + vec_exp(v - m); }, block,
-                  xr, offset);
+      span_map<A>(len - c, block + c, [](auto s, auto v, auto m) { return s + vec_exp(v - m); },
+                  block + c, xr, offset + c);
     }
   }
 }
 
+// m[i] = max(m[i], x[a][i]) over rows [a0, a1), NaN propagating.
 template <typename A, typename T>
 void tile_max(const T* x, int64_t inner, int64_t a0, int64_t a1, int64_t len, A* m) {
-  for (int64_t a = a0; a < a1; ++a)
-    span_map<A>(len, m, [](auto mv, auto v) { return max_propagate_nan(mv, v); }, m,
-                tile_row(x, inner, a));
+  constexpr int P = kPackSize<A>, B = kColumnPacks;
+  int64_t c = 0;
+  for (; c + B * P <= len; c += B * P) {
+    pack_t<A> acc[B];
+    for (int b = 0; b < B; ++b) acc[b] = pack_load<A>(m + c + b * P);
+    for (int64_t a = a0; a < a1; ++a) {
+      const T* xr = tile_row(x, inner, a) + c;
+      for (int b = 0; b < B; ++b) acc[b] = max_propagate_nan(acc[b], pack_load<A>(xr + b * P));
+    }
+    for (int b = 0; b < B; ++b) pack_store<A, A>(m + c + b * P, acc[b]);
+  }
+  for (int64_t a = a0; c < len && a < a1; ++a)
+    span_map<A>(len - c, m + c, [](auto mv, auto v) { return max_propagate_nan(mv, v); }, m + c,
+                tile_row(x, inner, a) + c);
 }
 
 template <typename T>
