@@ -115,6 +115,17 @@ def to_f64(t) -> np.ndarray:
     return to_numpy(t).astype(np.float64)
 
 
+# softmax or log_softmax, as one parameter: `log`.
+OPS = [pytest.param(False, id="softmax"), pytest.param(True, id="log_softmax")]
+
+
+def run_op(x, dim: int, log: bool, style: str = "method"):
+    """x.softmax(dim) / x.log_softmax(dim), or the module functions with style="function"."""
+    if style == "method":
+        return x.log_softmax(dim) if log else x.softmax(dim)
+    return mt.log_softmax(x, dim) if log else mt.softmax(x, dim)
+
+
 # ----------------------------------------------------------------------------------------------
 # float64 references
 

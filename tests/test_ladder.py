@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from conftest import dtype_name, make_tensor, random_input, ref_softmax, to_f64, tol
+from conftest import OPS, dtype_name, make_tensor, random_input, ref_softmax, to_f64, tol
 
 CPU_IMPLS = ["auto", "safe", "online"]
 CUDA_IMPLS = ["auto", "naive", "online", "warp", "block", "block_shfl", "block_smem", "vec4", "multiblock"]
@@ -26,8 +26,6 @@ CUDA_IMPLS = ["auto", "naive", "online", "warp", "block", "block_shfl", "block_s
 LAST_DIM_ONLY = {"vec4"}
 CUDA_DTYPES = [pytest.param(mt.float32, id="float32"), pytest.param(mt.float64, id="float64")]
 ALL_DTYPES = [pytest.param(getattr(mt, n), id=n) for n in ("float32", "float64", "float16", "bfloat16")]
-OPS = [pytest.param(False, id="softmax"), pytest.param(True, id="log_softmax")]
-
 
 def run(x, dim: int, log: bool, impl: str):
     return mt._C._softmax_impl(x, dim, log, impl)

@@ -29,6 +29,7 @@ import pytest
 
 import minitensor as mt
 from conftest import (
+    OPS,
     CUDA_AVAILABLE,
     DEVICES,
     FLOAT_DTYPES,
@@ -38,14 +39,9 @@ from conftest import (
     random_input,
     ref_softmax,
     round_to,
+    run_op,
     to_f64,
 )
-
-OPS = [pytest.param(False, id="softmax"), pytest.param(True, id="log_softmax")]
-
-
-def run_op(x, dim, log):
-    return x.log_softmax(dim) if log else x.softmax(dim)
 
 
 def expected_in_dtype(x, dim, log):

@@ -10,6 +10,7 @@ import pytest
 
 import minitensor as mt
 from conftest import (
+    OPS,
     DEVICES,
     FLOAT_DTYPES,
     assert_close,
@@ -18,17 +19,10 @@ from conftest import (
     random_input,
     ref_softmax,
     ref_softmax_backward,
+    run_op,
     to_f64,
     tol,
 )
-
-OPS = [pytest.param(False, id="softmax"), pytest.param(True, id="log_softmax")]
-
-
-def run_op(x: mt.Tensor, dim: int, log: bool, style: str = "method") -> mt.Tensor:
-    if style == "method":
-        return x.log_softmax(dim) if log else x.softmax(dim)
-    return mt.log_softmax(x, dim) if log else mt.softmax(x, dim)
 
 
 def check_forward(x: mt.Tensor, dim: int, log: bool, style: str = "method"):
