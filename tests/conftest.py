@@ -39,8 +39,29 @@ NUMPY_DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.floa
                 "int64": np.int64, "bool": np.bool_}
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, metavar="K/N",
+                     help="run only every N-th collected test starting at the K-th (0-based), so N "
+                          "processes (e.g. under compute-sanitizer) can share one suite")
+
+
+def _keep_shard(config, items):
+    spec = config.getoption("--shard")
+    if not spec:
+        return
+    try:
+        k, n = (int(v) for v in spec.split("/"))
+        assert 0 <= k < n
+    except (ValueError, AssertionError):
+        raise pytest.UsageError(f"--shard wants K/N with 0 <= K < N, got {spec!r}") from None
+    keep = [item for i, item in enumerate(items) if i % n == k]
+    config.hook.pytest_deselected(items=[item for i, item in enumerate(items) if i % n != k])
+    items[:] = keep
+
+
 def pytest_collection_modifyitems(config, items):
-    """Anything marked `cuda` skips cleanly on a machine without a usable GPU."""
+    """--shard keeps its share; anything marked `cuda` skips cleanly without a usable GPU."""
+    _keep_shard(config, items)
     if CUDA_AVAILABLE:
         return
     skip = pytest.mark.skip(reason=_NO_CUDA)

@@ -61,6 +61,24 @@ def test_max_ties_and_nan(device):
     assert to_numpy(_C.argmax(mt.tensor([2, 7, 7, 1], device=device))) == 1
 
 
+@pytest.mark.parametrize("shape,dim", [((3, 5000), 1), ((2, 100_000), 1), ((3000, 7), 0), ((5, 600, 40), 1)],
+                         ids=["block-per-row", "split-rows", "columns", "columns-3d"])
+def test_max_ties_and_nan_across_threads(shape, dim, device, rng):
+    """The first of equal maxima and the first NaN win however the partials meet (warps, blocks,
+    split chunks, column rows): a max repeated far apart, and NaNs far apart in another slice."""
+    x = rng.standard_normal(shape)
+    n = shape[dim]
+    slices = np.moveaxis(x, dim, -1).reshape(-1, n)  # one row per reduced slice; x is rebuilt below
+    for row in slices:
+        row[rng.choice(n, size=3, replace=False)] = 10.0 + rng.integers(3)  # three tied maxima
+    slices[-1, rng.choice(n, size=2, replace=False)] = np.nan
+    x = np.moveaxis(slices.reshape(np.moveaxis(x, dim, -1).shape), -1, dim)
+    t = make_tensor(x, mt.float64, device)
+    values, indices = _C.max(t, dim, False)
+    np.testing.assert_array_equal(to_numpy(indices), np.argmax(x, axis=dim))
+    np.testing.assert_array_equal(to_f64(values), np.max(x, axis=dim))  # NaN where the slice has one
+
+
 def test_int_and_bool(device):
     i = mt.tensor([[1, 2, 3], [4, 5, 6]], device=device)
     s = _C.sum(i, None, False)

@@ -360,6 +360,7 @@ def test_cuda_error_hook_without_cuda():
 
 
 @pytest.mark.cuda
+@pytest.mark.unsanitized
 def test_out_of_memory_is_a_memory_error_and_recoverable(rng):
     n = 2**45
     with pytest.raises(MemoryError) as info:
@@ -373,6 +374,7 @@ def test_out_of_memory_is_a_memory_error_and_recoverable(rng):
 
 
 @pytest.mark.cuda
+@pytest.mark.unsanitized
 def test_cuda_error_not_sticky_then_recovers(rng):
     # A block of 4096 threads: drivers report it as an invalid configuration or value.
     with pytest.raises(mt.CudaError, match="cudaErrorInvalid(Configuration|Value)") as info:
@@ -406,6 +408,7 @@ STICKY_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.cuda
+@pytest.mark.unsanitized
 def test_sticky_cuda_error_in_subprocess():
     """An illegal address kills the CUDA context: errors, not an abort, and the process exits 0."""
     proc = subprocess.run([sys.executable, "-c", STICKY_SCRIPT], capture_output=True, text=True, timeout=120)
@@ -623,6 +626,7 @@ def _cycles(device, n, kind):
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
 @pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
                     reason="AddressSanitizer keeps freed memory in quarantine: RSS grows by design")
+@pytest.mark.unsanitized
 @pytest.mark.parametrize("device", DEVICES)
 def test_no_leak_over_100k_cycles(device):
     kinds = {"factory": 60_000, "from_numpy": 20_000, "views": 20_000}  # 100,000 cycles in all

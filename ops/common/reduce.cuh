@@ -87,6 +87,14 @@ __device__ __forceinline__ MaxSum<A> maxsum_combine(MaxSum<A> a, MaxSum<A> b) {
   return {m, sa + sb};
 }
 
+// Adds only the sums: the backward pass keeps its Σ y·dy in the s field of a MaxSum.
+struct SumOfSOp {
+  template <typename A>
+  __device__ __forceinline__ MaxSum<A> operator()(MaxSum<A> a, MaxSum<A> b) const {
+    return {a.m, a.s + b.s};
+  }
+};
+
 struct MaxSumOp {
   template <typename A>
   __device__ __forceinline__ MaxSum<A> operator()(MaxSum<A> a, MaxSum<A> b) const {
@@ -127,6 +135,33 @@ __device__ __forceinline__ V block_allreduce(V v, Op op, V identity, V* scratch)
   }
   __syncthreads();
   return scratch[32];
+}
+
+// A block seen as rows of TX = 2^tx_log2 threads (thread = ty * TX + tx), each thread holding
+// partials for the N columns it owns: combines the partials of each column over all ty and gives
+// every thread the results for its tx. Within a warp the rows meet by shuffles; the rows left
+// (one per warp when TX <= 32, else one per ty: at most 32) meet in `scratch`, which holds
+// (blockDim.x / max(TX, 32)) * TX * N values. blockDim.x must be a multiple of 32 and of TX.
+template <int N, typename V, typename Op>
+__device__ __forceinline__ void column_allreduce(V (&v)[N], Op op, V* scratch, int tx_log2) {
+  const int TX = 1 << tx_log2, tx = threadIdx.x & (TX - 1);
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    for (int mask = 16; mask >= TX; mask >>= 1) v[j] = op(v[j], shfl_xor(v[j], mask));
+  const int row_log2 = tx_log2 < 5 ? 5 : tx_log2;  // threads per row left after the shuffles
+  const int row = threadIdx.x >> row_log2, rows = blockDim.x >> row_log2;
+  if ((threadIdx.x & ((1 << row_log2) - 1)) < TX) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) scratch[(row * TX + tx) * N + j] = v[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    V r = scratch[tx * N + j];
+    for (int w = 1; w < rows; ++w) r = op(r, scratch[(w * TX + tx) * N + j]);
+    v[j] = r;
+  }
+  __syncthreads();  // the next call may rewrite scratch
 }
 
 }  // namespace mt

@@ -1,34 +1,40 @@
 // CUDA reductions, two kernels per dtype with the kind (sum / max) chosen at run time:
-// * rows (inner == 1): a warp per row when rows are short, a block per row otherwise (warp
-//   shuffles, then one shared-memory step across warps). A few very long rows are split into
-//   chunks whose partial states a second launch of the same kernel combines, so one row of
-//   millions of elements still fills the GPU.
+// * rows (inner == 1): a warp per row when rows are short, a block per row otherwise, with the
+//   warp-then-block reductions of ops/common/reduce.cuh that softmax uses. A few very long rows
+//   are split into chunks whose partial states a second launch of the same kernel combines, so
+//   one row of millions of elements still fills the GPU.
 // * columns (inner > 1): a 32 x 8 block; x runs along inner (coalesced loads), y splits the
-//   axis, and a shared-memory step combines the 8 partials: no transpose copy.
+//   axis, and softmax's column_allreduce combines the 8 partials: no transpose copy.
 #include <algorithm>
 
 #include "core/cuda_check.h"
 #include "core/tensor.h"
+#include "ops/common/reduce.cuh"
 #include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/reduce/reduce_kernels.h"
 
 namespace mt {
+
+// Found by the shared reductions through argument-dependent lookup, so it lives in mt itself.
+template <typename T>
+__device__ __forceinline__ ReduceState<T> shfl_xor(ReduceState<T> s, int mask) {
+  return {shfl_xor(s.value, mask), shfl_xor(s.index, mask)};
+}
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 132 * 16;
 
-template <typename T>
-__device__ __forceinline__ ReduceState<T> warp_reduce(ReduceKind kind, ReduceState<T> s) {
-#pragma unroll
-  for (int mask = 16; mask > 0; mask >>= 1) {
-    const ReduceState<T> other{__shfl_xor_sync(0xffffffffu, s.value, mask),
-                               __shfl_xor_sync(0xffffffffu, s.index, mask)};
-    s = reduce_combine(kind, s, other);
+// The reduction step as an operator for the shared warp / block / column reductions of
+// ops/common/reduce.cuh (the ones softmax uses); the kind is uniform across the grid.
+struct ReduceCombineOp {
+  ReduceKind kind;
+  template <typename T>
+  __device__ __forceinline__ ReduceState<T> operator()(ReduceState<T> a, ReduceState<T> b) const {
+    return reduce_combine(kind, a, b);
   }
-  return s;
-}
+};
 
 template <typename T>
 __device__ __forceinline__ void write_result(T* values, int64_t* indices, int64_t at, ReduceState<T> s,
@@ -43,7 +49,8 @@ template <typename T>
 __global__ void reduce_rows_kernel(ReduceKind kind, const T* __restrict__ in, const int64_t* __restrict__ in_index,
                                    T* values, int64_t* indices, int64_t tasks, int64_t splits, int64_t axis,
                                    int64_t chunk, double scale, bool warp_per_task) {
-  __shared__ ReduceState<T> scratch[kThreads / 32];
+  __shared__ ReduceState<T> scratch[33];
+  const ReduceCombineOp op{kind};
   const int lanes = warp_per_task ? 32 : blockDim.x;
   const int lane = warp_per_task ? threadIdx.x & 31 : threadIdx.x;
   const int groups = warp_per_task ? blockDim.x / 32 : 1;
@@ -54,42 +61,34 @@ __global__ void reduce_rows_kernel(ReduceKind kind, const T* __restrict__ in, co
     const T* p = in + row * axis;
     ReduceState<T> s = reduce_identity<T>(kind);
     for (int64_t r = begin + lane; r < end; r += lanes)
-      s = reduce_combine(kind, s, {p[r], in_index ? in_index[row * axis + r] : r});
-    s = warp_reduce(kind, s);
-    if (!warp_per_task) {  // the whole block shares t: the barriers are uniform
-      if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = s;
-      __syncthreads();
-      if (threadIdx.x < 32) {
-        s = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x] : reduce_identity<T>(kind);
-        s = warp_reduce(kind, s);
-      }
-      __syncthreads();  // scratch is rewritten by the next task
-    }
+      s = op(s, {p[r], in_index ? in_index[row * axis + r] : r});
+    // A warp per task: the warp's lanes end uniform. A block per task: every thread shares t, so
+    // the barriers inside block_allreduce are reached by all.
+    s = warp_per_task ? warp_allreduce(s, op) : block_allreduce(s, op, reduce_identity<T>(kind), scratch);
     if (lane == 0) write_result(values, indices, t, s, scale);
   }
 }
 
-constexpr int kColsX = 32, kColsY = 8;
+// A block is kColsY rows of kColsX threads: x runs along inner (coalesced loads), y splits the
+// axis, and column_allreduce combines the kColsY partials of each column.
+constexpr int kColsXLog2 = 5, kColsX = 1 << kColsXLog2, kColsY = kThreads / kColsX;
 
 template <typename T>
 __global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T* values, int64_t* indices,
                                    int64_t outer, int64_t axis, int64_t inner, double scale) {
-  __shared__ ReduceState<T> scratch[kColsY][kColsX + 1];
+  __shared__ ReduceState<T> scratch[kColsY * kColsX];
+  const ReduceCombineOp op{kind};
+  const int x = threadIdx.x % kColsX, y = threadIdx.x / kColsX;
   const int64_t tiles = (inner + kColsX - 1) / kColsX;
-  for (int64_t t = blockIdx.x; t < outer * tiles; t += gridDim.x) {
-    const int64_t o = t / tiles, i = (t % tiles) * kColsX + threadIdx.x;
-    ReduceState<T> s = reduce_identity<T>(kind);
+  for (int64_t t = blockIdx.x; t < outer * tiles; t += gridDim.x) {  // uniform over the block
+    const int64_t o = t / tiles, i = (t % tiles) * kColsX + x;
+    ReduceState<T> s[1] = {reduce_identity<T>(kind)};
     if (i < inner) {
       const T* p = in + o * axis * inner + i;
-      for (int64_t r = threadIdx.y; r < axis; r += kColsY) s = reduce_combine(kind, s, {p[r * inner], r});
+      for (int64_t r = y; r < axis; r += kColsY) s[0] = op(s[0], {p[r * inner], r});
     }
-    scratch[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && i < inner) {
-      for (int k = 1; k < kColsY; ++k) s = reduce_combine(kind, s, scratch[k][threadIdx.x]);
-      write_result(values, indices, o * inner + i, s, scale);
-    }
-    __syncthreads();
+    column_allreduce<1>(s, op, scratch, kColsXLog2);
+    if (y == 0 && i < inner) write_result(values, indices, o * inner + i, s[0], scale);
   }
 }
 
@@ -136,7 +135,7 @@ void reduce_cuda(ReduceKind kind, DType compute, const void* in, void* values, i
                             Device(DeviceType::CUDA, device));
     } else {
       const int64_t tiles = shape.outer * ((shape.inner + kColsX - 1) / kColsX);
-      reduce_cols_kernel<scalar_t><<<blocks_for(tiles), dim3(kColsX, kColsY), 0, nullptr>>>(
+      reduce_cols_kernel<scalar_t><<<blocks_for(tiles), kThreads, 0, nullptr>>>(
           kind, x, v, indices, shape.outer, shape.axis, shape.inner, scale);
       MT_CUDA_CHECK_LAUNCH();
     }

@@ -21,29 +21,6 @@ constexpr int inner_reg_max_packs() {
   return 32 / (pack_size<T>() * int(sizeof(acc_t<T>) / 4));
 }
 
-// Reduces each of the N columns a thread holds over all threads with the same tx (all ty) and
-// gives every thread the result. `smem` holds (threads / 32) * TX * N values.
-template <int N, typename A, typename Op>
-__device__ __forceinline__ void column_allreduce(A (&v)[N], Op op, A* smem, int tx_log2) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const int TX = 1 << tx_log2, tx = threadIdx.x & (TX - 1);
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    for (int mask = 16; mask >= TX; mask >>= 1) v[j] = op(v[j], shfl_xor(v[j], mask));
-  if (lane < TX) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) smem[(warp * TX + lane) * N + j] = v[j];
-  }
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    A r = smem[tx * N + j];
-    for (int w = 1; w < nwarps; ++w) r = op(r, smem[(w * TX + tx) * N + j]);
-    v[j] = r;
-  }
-  __syncthreads();  // the next call rewrites smem
-}
-
 template <typename T, int R, bool Log>
 __global__ void __launch_bounds__(kInnerRegThreads)
     softmax_inner_reg_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int axis,

@@ -1,7 +1,7 @@
 // Tier 4: softmax over a non-last dim (inner > 1), e.g. [64, 128, 56, 56] over dim 1. No
 // transpose: a block owns one outer index and a tile of W = TX * N consecutive inner columns;
 // thread (tx, ty) handles the N columns at tx * N (packs along inner, coalesced) for the axis
-// steps a = ty, ty + TY, ... The TY partials of each column meet in a shared-memory tree.
+// steps a = ty, ty + TY, ... The TY partials of each column meet in column_allreduce.
 // When the (axis x W) group fits (`onchip`), the first pass also caches it in shared memory and
 // the second pass reads it from there: one read + one write. Otherwise the first pass is an
 // online (max, sum) and the second re-reads global memory (mostly L2 for this block's tile).
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kInnerThreads)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int TX = 1 << tx_log2, TY = kInnerThreads >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  MaxSum<A>* stats = reinterpret_cast<MaxSum<A>*>(smem_raw);  // [TY][TX][N]
+  MaxSum<A>* stats = reinterpret_cast<MaxSum<A>*>(smem_raw);  // column_allreduce's scratch
   P* cache_a = reinterpret_cast<P*>(stats + kInnerThreads * N);  // [axis][TX]
   P* cache_b = cache_a + axis * TX;
 
@@ -84,36 +84,16 @@ __global__ void __launch_bounds__(kInnerThreads)
         }
       }
     }
-    // Combine the TY partials of each column: a tree over ty.
-    for (int half = TY >> 1; half >= 1; half >>= 1) {
-      if (ty >= half && ty < 2 * half) {
-#pragma unroll
-        for (int j = 0; j < N; ++j) stats[((ty - half) * TX + tx) * N + j] = st[j];
-      }
-      __syncthreads();
-      if (ty < half) {
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          const MaxSum<A> q = stats[(ty * TX + tx) * N + j];
-          if constexpr (Bwd)
-            st[j].s += q.s;
-          else
-            st[j] = maxsum_combine(st[j], q);
-        }
-      }
-      __syncthreads();
-    }
-    if (ty == 0) {
-#pragma unroll
-      for (int j = 0; j < N; ++j) stats[tx * N + j] = st[j];
-    }
-    __syncthreads();
+    // Combine the TY partials of each column.
+    if constexpr (Bwd)
+      column_allreduce<N>(st, SumOfSOp(), stats, tx_log2);
+    else
+      column_allreduce<N>(st, MaxSumOp(), stats, tx_log2);
     A m[N], coef[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      const MaxSum<A> q = stats[tx * N + j];
-      m[j] = q.m;
-      coef[j] = Bwd ? q.s : fwd_coef<Log>(q.s, q.m);
+      m[j] = st[j].m;
+      coef[j] = Bwd ? st[j].s : fwd_coef<Log>(st[j].s, st[j].m);
     }
 
     // Pass 2: write.
@@ -134,7 +114,7 @@ __global__ void __launch_bounds__(kInnerThreads)
                    : fwd_out<Log, kFast>(A(pa.v[j]), m[j], coef[j]);
       store_pack<N>(out + off, col, inner, vec, o);
     }
-    __syncthreads();  // the stats and cache are rewritten by the next tile
+    __syncthreads();  // the cache is rewritten by the next tile
   }
 }
 
