@@ -61,12 +61,15 @@ fi
 
 if want sanitize; then
   # The whole GPU suite under memcheck, racecheck and initcheck, less the `large` tests (> 2^31
-  # elements: hours under the tools) and the `unsanitized` ones (they fault on purpose or measure
-  # the process's own memory). The tools slow the host side most, so each tool's run is split
+  # elements: hours under the tools) and the `unsanitized` ones: they fault on purpose, measure
+  # the process's own memory, or launch kernels from 8 host threads at once, where all three tools
+  # hung (racecheck: "Internal Sanitizer Error: Detected a failure to track a kernel launch"). The tools slow the host side most, so each tool's run is split
   # into SANITIZE_SHARDS pytest processes (--shard K/N) that run side by side on the GPU.
   # API errors are not reported: tests provoke them on purpose (bad devices, huge sizes) and
   # every CUDA call is checked by the library, so an unexpected one fails its test anyway.
   shards=${SANITIZE_SHARDS:-5}
+  # A test stuck under a tool fails with every thread's stack instead of hanging the shard.
+  per_test_limit=$($py -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --timeout=400 --timeout-method=thread")
   say "compute-sanitizer memcheck, racecheck, initcheck over the GPU suite ($shards shards each)"
   san_start=$(date +%s)
   pids=()
@@ -74,7 +77,7 @@ if want sanitize; then
     for ((k = 0; k < shards; k++)); do
       timeout "${SANITIZE_TIMEOUT:-1200}" compute-sanitizer --tool "$tool" --report-api-errors no \
         --error-exitcode 9 $py -m pytest "$repo/tests" -q -p no:cacheprovider \
-        -m "cuda and not large and not unsanitized" --shard "$k/$shards" >"/tmp/san_${tool}_$k.log" 2>&1 &
+        -m "cuda and not large and not unsanitized" --shard "$k/$shards" $per_test_limit >"/tmp/san_${tool}_$k.log" 2>&1 &
       pids+=("$tool $k $!")
     done
   done

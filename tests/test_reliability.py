@@ -488,6 +488,7 @@ def _thread_workload(device, rng):
     return jobs
 
 
+@pytest.mark.unsanitized
 @pytest.mark.parametrize("device", DEVICES)
 def test_many_threads_mixed_ops(device, rng):
     jobs = _thread_workload(device, rng)
