@@ -17,10 +17,36 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace mt {
 
 namespace vec_exp_detail {
+
+// With AVX-512, a whole 64-byte pack is scaled by 2^n in one instruction (vscalef), which gets
+// the subnormal range and the overflow edge right by itself (one rounding): that replaces the
+// integer exponent arithmetic and the two-factor product below, about a third of exp's work.
+template <typename V>
+constexpr bool kHasScalef =
+#if defined(__AVX512F__)
+    sizeof(V) == 64;
+#else
+    false;
+#endif
+
+template <typename V>
+inline V scalef(V er, V nf) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(er[0]) == 4)
+    return (V)_mm512_scalef_ps((__m512)er, (__m512)nf);
+  else
+    return (V)_mm512_scalef_pd((__m512d)er, (__m512d)nf);
+#else
+  return er;  // never instantiated: kHasScalef is false
+#endif
+}
 
 // Reinterprets bits; works for scalars and vector types (memcpy compiles to nothing).
 template <typename To, typename From>
@@ -38,10 +64,10 @@ inline V exp_f32(V x) {
 
   const float shift = 12582912.0f;  // 1.5 * 2^23
   // n from a NaN-free copy: from NaN bits it would be garbage that the shifts below are undefined
-  // for (the NaN still reaches the result through r).
-  const V xn = xc == xc ? xc : 0.0f;
+  // for (the NaN still reaches the result through r). vscalef takes a NaN n as it comes.
+  V xn = xc;
+  if constexpr (!kHasScalef<V>) xn = xc == xc ? xc : 0.0f;
   const V t = xn * 1.44269504088896341f + shift;
-  const VI n = bit_cast<VI>(t) - bit_cast<int32_t>(shift);
   const V nf = t - shift;
   V r = xc - nf * 0.693359375f;        // ln2_hi: 9 significant bits
   r = r - nf * -2.12194440e-4f;        // ln2_lo = ln2 - ln2_hi
@@ -53,7 +79,9 @@ inline V exp_f32(V x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const V er = (p * r) * r + r + 1.0f;
+  if constexpr (kHasScalef<V>) return scalef(er, nf);
 
+  const VI n = bit_cast<VI>(t) - bit_cast<int32_t>(shift);
   const VI n1 = n >> 1;  // n in [-151, 129]: each half is a normal power of two
   const VI n2 = n - n1;
   const V s1 = bit_cast<V>((n1 + 127) << 23);
@@ -67,9 +95,9 @@ inline V exp_f64(V x) {
   xc = xc > 710.0 ? 710.0 : xc;    // overflows to inf
 
   const double shift = 6755399441055744.0;  // 1.5 * 2^52
-  const V xn = xc == xc ? xc : 0.0;  // see exp_f32
+  V xn = xc;  // see exp_f32
+  if constexpr (!kHasScalef<V>) xn = xc == xc ? xc : 0.0;
   const V t = xn * 1.4426950408889634074 + shift;
-  const VI n = bit_cast<VI>(t) - bit_cast<int64_t>(shift);
   const V nf = t - shift;
   V r = xc - nf * 6.93147180369123816490e-01;  // fdlibm's ln2_hi: 32 significant bits
   r = r - nf * 1.90821492927058770002e-10;     // ln2_lo
@@ -86,7 +114,9 @@ inline V exp_f64(V x) {
   p = p * r + (1.0 / 6.0);
   p = p * r + 0.5;
   const V er = (p * r) * r + r + 1.0;
+  if constexpr (kHasScalef<V>) return scalef(er, nf);
 
+  const VI n = bit_cast<VI>(t) - bit_cast<int64_t>(shift);
   const VI n1 = n >> 1;  // n in [-1077, 1025]: each half is a normal power of two
   const VI n2 = n - n1;
   const V s1 = bit_cast<V>((n1 + 1023) << 52);
