@@ -268,13 +268,24 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
 // Tier 4a (forward): returns false when the group (axis x tile of tx packs) does not fit the
 // block's registers.
 template <typename T, bool Log>
-bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, int64_t tx, cudaStream_t stream) {
-  constexpr int N = pack_size<T>();
-  const int64_t ty = kInnerRegThreads / tx;
-  const int64_t packs = next_pow2(ceil_div(s.axis, ty));
-  if (packs > inner_reg_max_packs<T>()) return false;
-  const int64_t tiles = ceil_div(ceil_div(s.inner, N), tx);
-  const bool vec = p.aligned() && (s.inner * int64_t(sizeof(T))) % 16 == 0;
+bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+  constexpr int N = inner_reg_cols<T>();
+  const int64_t ncols = ceil_div(s.inner, N);
+  // Threads along inner: a warp (128 contiguous bytes per axis step for float), fewer when inner
+  // is narrow or the tiles would not fill the GPU, and fewer again (more threads along the axis)
+  // until the axis fits the registers; never under 32-byte sectors unless inner itself is that
+  // narrow.
+  const int64_t min_tx = std::min<int64_t>(next_pow2(ncols), std::max<int64_t>(1, 32 / (N * sizeof(T))));
+  int64_t tx = std::min<int64_t>(32, next_pow2(ncols));
+  while (tx > min_tx && s.outer * ceil_div(ncols, tx) < 2 * device_info().sm_count) tx /= 2;
+  int64_t rows = next_pow2(ceil_div(s.axis, kInnerRegThreads / tx));
+  while (rows > inner_reg_max_rows<T>() && tx > min_tx) {
+    tx /= 2;
+    rows = next_pow2(ceil_div(s.axis, kInnerRegThreads / tx));
+  }
+  if (rows > inner_reg_max_rows<T>()) return false;
+  const int64_t tiles = ceil_div(ncols, tx);
+  const bool vec = p.aligned() && s.inner % N == 0;
   auto run = [&](auto kernel) {
     const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerRegThreads, 0)) * device_info().sm_count;
     kernel<<<unsigned(std::min(s.outer * tiles, fill)), kInnerRegThreads, 0, stream>>>(
@@ -283,12 +294,14 @@ bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, int64_t tx, cudaStream
     MT_CUDA_CHECK_LAUNCH();
     return true;
   };
-  switch (packs) {
+  switch (rows) {
     case 1: return run(softmax_inner_reg_kernel<T, 1, Log>);
     case 2: return run(softmax_inner_reg_kernel<T, 2, Log>);
     case 4: return run(softmax_inner_reg_kernel<T, 4, Log>);
-    case 8:
-      if constexpr (inner_reg_max_packs<T>() >= 8) return run(softmax_inner_reg_kernel<T, 8, Log>);
+    case 8: return run(softmax_inner_reg_kernel<T, 8, Log>);
+    case 16: return run(softmax_inner_reg_kernel<T, 16, Log>);
+    case 32:
+      if constexpr (inner_reg_max_rows<T>() >= 32) return run(softmax_inner_reg_kernel<T, 32, Log>);
   }
   return false;
 }
@@ -303,11 +316,9 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   // never below 2 (32-byte sectors).
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
-  // Forward with a short axis: the group in registers, narrowing the tile (down to 32-byte
-  // sectors) when that is what makes the axis fit.
+  // Forward with a short axis: the group in registers.
   if constexpr (!Bwd) {
-    for (int64_t w = tx; w >= 2 || w == tx; w /= 2)
-      if (launch_inner_reg_tier<T, Log>(p, s, w, stream)) return;
+    if (launch_inner_reg_tier<T, Log>(p, s, stream)) return;
   }
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));

@@ -1,9 +1,13 @@
 // Tier 4a: softmax over a non-last dim (inner > 1) with a short axis, e.g. [64, 128, 56, 56] over
 // dim 1. Same layout as tier 4 (inner_tier.cuh): a block owns one outer index and a tile of
-// TX * N consecutive inner columns, thread (tx, ty) reads packs along inner (coalesced) at axis
-// steps ty, ty + TY, ... But here the whole (axis x tile) group fits the block's registers (R
-// packs a thread), so every element is read once, exp'd once and written once; the column
-// reductions run over ty with warp shuffles, then across the block's warps in shared memory.
+// TX * N consecutive inner columns, thread (tx, ty) reads N columns at axis steps ty, ty + TY, ...
+// But here the whole (axis x tile) group fits the block's registers (R steps a thread), so every
+// element is read once, exp'd once and written once.
+// The tile is wide and short-per-thread in columns (N = 4 bytes' worth, TX up to a warp: a warp
+// still reads 128 contiguous bytes per axis step) so that each thread holds many axis steps: the
+// column reductions (shuffles over ty, then shared memory across warps) cost the same per column
+// whatever R is, and with 16-byte packs (4-8 columns a thread, 4 steps) they cost more than the
+// elementwise work itself.
 #pragma once
 
 #include "core/dtype.h"
@@ -15,10 +19,16 @@ namespace mt {
 
 constexpr int kInnerRegThreads = 256;
 
-// Packs a thread may hold: 32 accumulators, as in the row register tier.
+// Columns a thread holds: 4 bytes' worth (one float or double, two 16-bit values).
 template <typename T>
-constexpr int inner_reg_max_packs() {
-  return 32 / (pack_size<T>() * int(sizeof(acc_t<T>) / 4));
+constexpr int inner_reg_cols() {
+  return sizeof(T) >= 4 ? 1 : 4 / int(sizeof(T));
+}
+
+// Axis steps a thread may hold: 32 accumulators, as in the row register tier.
+template <typename T>
+constexpr int inner_reg_max_rows() {
+  return 32 / (inner_reg_cols<T>() * int(sizeof(acc_t<T>) / 4));
 }
 
 template <typename T, int R, bool Log>
@@ -27,8 +37,8 @@ __global__ void __launch_bounds__(kInnerRegThreads)
                              int64_t inner, int tx_log2, int64_t tiles, bool vec) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
-  constexpr int N = pack_size<T>();
-  __shared__ A smem[(kInnerRegThreads / 32) * 8 * N];
+  constexpr int N = inner_reg_cols<T>();
+  __shared__ A smem[kInnerRegThreads * N];  // column_allreduce's scratch, for any TX
   const int TX = 1 << tx_log2, TY = kInnerRegThreads >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
 
