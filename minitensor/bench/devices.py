@@ -48,6 +48,10 @@ class BenchDevice:
     timer: Timer
     notes: list[str]
     torch: Any = None  # the torch module when importable (and, for CUDA, seeing a GPU)
+    # Rounds in which minitensor and each contender are timed in turn; each keeps its best
+    # round's median. One on a GPU; more on a CPU host whose speed drifts, so that a slow spell
+    # does not land on one contender only.
+    timing_rounds: int = 1
 
     @property
     def flush_fn(self) -> Callable[[], None] | None:
@@ -178,9 +182,11 @@ class CudaBench(BenchDevice):
 
 class CpuBench(BenchDevice):
     kind = "cpu"
+    timing_rounds = 3
 
     def __init__(self) -> None:
-        self.notes = []
+        self.notes = [f"timing: minitensor and each contender in turn over {self.timing_rounds} rounds, "
+                      "the best round's median for each"]
         self.torch = optional.torch()
         self.timer = PerfCounterTimer()
         threads = os.cpu_count() or 1

@@ -71,4 +71,29 @@ inline double max_propagate_nan(double running, double v) {
   return (v > running || v != v) ? v : running;
 }
 
+// Folds the lanes of a pack into one value with a lane-wise op: halves, then quarters, ... meet
+// in log2(lanes) shuffle + op steps instead of one scalar step per lane. For short rows (a few
+// packs each) the horizontal end of every reduction is a large part of the work.
+template <typename V, typename Op>
+inline auto pack_fold(V v, Op op) {
+  constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(v[0]));
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+  if constexpr (kLanes == 16) {
+    v = op(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+    return v[0];
+  } else if constexpr (kLanes == 8) {
+    v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+    v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5));
+    v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6));
+    return v[0];
+  }
+#endif
+  auto r = v[0];  // compilers without __builtin_shufflevector: one lane at a time
+  for (int j = 1; j < kLanes; ++j) r = op(r, v[j]);
+  return r;
+}
+
 }  // namespace mt

@@ -21,9 +21,7 @@ constexpr A kNegInf = -std::numeric_limits<A>::infinity();
 
 template <typename V>
 inline auto pack_sum(V v) {
-  auto s = v[0];
-  for (int j = 1; j < static_cast<int>(sizeof(V) / sizeof(s)); ++j) s += v[j];
-  return s;
+  return pack_fold(v, [](auto a, auto b) { return a + b; });
 }
 
 // max over x[0, n) in type A; NaN if any element is NaN; -inf when n == 0.
@@ -36,9 +34,7 @@ A span_max(const T* x, int64_t n) {
     m0 = max_propagate_nan(m0, pack_load<A>(x + i));
     m1 = max_propagate_nan(m1, pack_load<A>(x + i + P));
   }
-  m0 = max_propagate_nan(m0, m1);
-  A m = kNegInf<A>;
-  for (int j = 0; j < P; ++j) m = max_propagate_nan(m, m0[j]);
+  A m = pack_fold(max_propagate_nan(m0, m1), [](auto a, auto b) { return max_propagate_nan(a, b); });
   for (; i < n; ++i) m = max_propagate_nan(m, static_cast<A>(x[i]));
   return m;
 }
