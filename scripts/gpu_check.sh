@@ -62,8 +62,9 @@ fi
 if want sanitize; then
   # The whole GPU suite under memcheck, racecheck and initcheck, less the `large` tests (> 2^31
   # elements: hours under the tools) and the `unsanitized` ones: they fault on purpose, measure
-  # the process's own memory, or launch kernels from 8 host threads at once, where all three tools
-  # hung (racecheck: "Internal Sanitizer Error: Detected a failure to track a kernel launch"). The tools slow the host side most, so each tool's run is split
+  # the process's own memory, launch kernels from 8 host threads at once, where all three tools
+  # hung (racecheck: "Internal Sanitizer Error: Detected a failure to track a kernel launch"), or
+  # train for 300 steps (over 6 minutes under racecheck). The tools slow the host side most, so each tool's run is split
   # into SANITIZE_SHARDS pytest processes (--shard K/N) that run side by side on the GPU.
   # API errors are not reported: tests provoke them on purpose (bad devices, huge sizes) and
   # every CUDA call is checked by the library, so an unexpected one fails its test anyway.
