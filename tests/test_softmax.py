@@ -133,6 +133,32 @@ def test_large_magnitudes_float32(dim, log, device, rng):
     assert np.all(np.isfinite(to_f64(y)))
 
 
+@pytest.mark.parametrize("dim", [0, 1], ids=["columns", "rows"])
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64], ids=["float32", "float64"])
+def test_cpu_outputs_down_through_the_subnormal_range(dtype, dim, rng):
+    """Vectorized exp on the CPU (AVX-512 vscalef or integer exponent arithmetic): outputs from 1
+    down past the smallest subnormal keep their precision, subnormals included, and underflow to
+    exactly 0 below it. References in long double (80-bit on x86)."""
+    np_dtype = np.float32 if dtype == mt.float32 else np.float64
+    finfo = np.finfo(np_dtype)
+    span = 110.0 if dtype == mt.float32 else 760.0  # e^-span is below the smallest subnormal
+    x = -rng.permutation(np.linspace(0.0, span, 3 * 1029)).reshape(3, -1)  # odd row length: a tail
+    x[:, 0] = 0.0  # every row has the max 0: the outputs run from ~1/sum down to underflow
+    x = x if dim == 1 else np.ascontiguousarray(x.T)
+    y = mt.softmax(mt.tensor(x.astype(np_dtype)), dim).numpy()
+    xl = x.astype(np_dtype).astype(np.longdouble)
+    e = np.exp(xl - xl.max(axis=dim, keepdims=True))
+    ref = e / e.sum(axis=dim, keepdims=True)
+    normal = ref >= finfo.tiny
+    rel = np.abs(y[normal] - ref[normal]) / ref[normal]
+    assert rel.max() <= 8 * finfo.eps, f"worst relative error {float(rel.max()):.3g}"
+    sub = ~normal
+    smallest = finfo.smallest_subnormal
+    assert np.count_nonzero(sub & (ref > 2 * smallest)) > 50, "the sweep should cover subnormal outputs"
+    assert np.abs(y[sub] - ref[sub]).max() <= 2 * smallest
+    assert np.all(y[ref < smallest / 4] == 0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("log", OPS)
 def test_large_magnitudes_float64(log, device, rng):
