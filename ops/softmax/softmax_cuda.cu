@@ -265,8 +265,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols, stream);
 }
 
-// Tier 4a (forward): returns false when the group (axis x tile of tx packs) does not fit the
-// block's registers.
+// Tier 4a (forward): returns false when the (axis x tile) group does not fit the block's
+// registers.
 template <typename T, bool Log>
 bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   constexpr int N = inner_reg_cols<T>();
