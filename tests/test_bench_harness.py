@@ -190,6 +190,14 @@ def test_fake_sweep_passes_and_reports_unavailable_contenders() -> None:
         report.write_csv(path, *report.softmax_csv_rows(sweep))
         header = path.read_text().splitlines()[0]
         assert "speedup_vs_compile" in header and "compile_note" in header
+        back = report.read_softmax_csv([path, path])  # two files: their cases in order
+    assert back.contender_names == ["numpy", "torch", "compile"] and len(back.cases) == 4
+    assert back.copy_gbs == sweep.copy_gbs and back.device_name == sweep.device_name
+    for again, case in zip(back.cases[2:], sweep.cases):
+        assert again.typed == case.typed and again.minitensor.us == case.minitensor.us
+        assert again.check.status == case.check.status and again.pct_of_copy == case.pct_of_copy
+        assert again.contenders["numpy"].us == case.contenders["numpy"].us
+        assert not again.contenders["compile"].ok and again.contenders["compile"].note == case.contenders["compile"].note
 
 
 def test_fake_sweep_records_wrong_results_and_errors() -> None:

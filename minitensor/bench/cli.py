@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "mt.softmax_impls('cuda') plus torch.softmax. Exits 2 if the ladder is not built.")
     _add_common(ladder, with_device=False)
 
+    plot = commands.add_parser(
+        "plot", help="draw the GB/s plot again from softmax CSV files (e.g. after merging reruns)")
+    plot.add_argument("csv", type=Path, nargs="+", help="CSV files written by the softmax command")
+    plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
+
     overhead = commands.add_parser(
         "overhead", help="host time per t.softmax call on a small tensor vs torch.softmax (10,000 calls)")
     overhead.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="default: cuda")
@@ -148,6 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .ladder import run_ladder
 
         return run_ladder(measure_config(args), args.out)
+    if args.command == "plot":
+        from .plot import matplotlib_missing_message, plot_softmax
+        from .report import read_softmax_csv
+
+        if not plot_softmax(read_softmax_csv(args.csv), args.out):
+            print(matplotlib_missing_message() or "no cases: no plot written", file=sys.stderr)
+            return 1
+        print(f"wrote {args.out}")
+        return 0
     if args.command == "overhead":
         from .overhead import run_overhead
 

@@ -8,9 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .cases import LARGE_TRAFFIC_BYTES
-from .correctness import format_error
-from .results import CaseResult, SweepResult
+from .cases import LARGE_TRAFFIC_BYTES, Case, TypedCase
+from .correctness import Check, format_error
+from .results import CaseResult, SweepResult, Timing
 
 CONTENDER_LABELS = {"torch": "torch", "compile": "compile", "numpy": "numpy"}
 
@@ -157,3 +157,35 @@ def write_csv(path: Path, headers: Sequence[str], rows: Iterable[Sequence[object
         writer.writerow(headers)
         for row in rows:
             writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in row])
+
+
+def _number(text: str) -> float:
+    return float(text) if text else math.nan
+
+
+def read_softmax_csv(paths: Sequence[Path]) -> SweepResult:
+    """A sweep back from the CSV files softmax_csv_rows wrote (several: their cases in order),
+    e.g. to plot a table whose rows were re-measured in a later run. The copy bandwidth is the
+    first row's."""
+    cases: list[CaseResult] = []
+    contender_names: list[str] = []
+    device = op = ""
+    copy_gbs = math.nan
+    for path in paths:
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                names = [h[: -len("_us")] for h in row if h.endswith("_us") and h != "minitensor_us"]
+                contender_names += [n for n in names if n not in contender_names]
+                device, op = device or row["device"], op or row["op"]
+                copy_gbs = _number(row["copy_bw_gbs"]) if math.isnan(copy_gbs) else copy_gbs
+                typed = TypedCase(Case(row["group"], tuple(int(v) for v in row["shape"].split("x")),
+                                       int(row["dim"])), row["dtype"])
+                own = Timing(us=_number(row["minitensor_us"]), gbs=_number(row["minitensor_gbs"]),
+                             reps=int(row["minitensor_reps"] or 0))
+                check = Check(row["check"], _number(row["max_error"]), _number(row["tolerance"]),
+                              row["check_detail"])
+                others = {n: Timing(us=_number(row[f"{n}_us"]), gbs=_number(row[f"{n}_gbs"]),
+                                    reps=int(row[f"{n}_reps"] or 0), note=row[f"{n}_note"]) for n in names}
+                cases.append(CaseResult(typed, own, check, _number(row["minitensor_pct_copy_bw"]), others))
+    return SweepResult(device_name=device, device_kind="", op_name=op or "softmax", copy_gbs=copy_gbs,
+                       copy_method="from CSV", contender_names=contender_names, cases=cases)
