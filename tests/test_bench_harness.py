@@ -200,6 +200,39 @@ def test_fake_sweep_passes_and_reports_unavailable_contenders() -> None:
         assert not again.contenders["compile"].ok and again.contenders["compile"].note == case.contenders["compile"].note
 
 
+def test_rounds_interleave_contenders_and_keep_each_ones_best_round() -> None:
+    """On a host whose speed drifts (timing_rounds > 1), minitensor and each contender are timed in
+    turn, round after round, and each keeps its fastest round: a slow spell in one round does not
+    stick to whoever happened to run then."""
+    device = FakeGpu()
+    device.timing_rounds = 3
+    order: list[str] = []
+    calls = {"n": 0}
+
+    def op(x: Any, dim: int) -> Any:
+        calls["n"] += 1
+        order.append("mt")
+        # 1 check call, then 6 calls a round (warm-up, probe, 4 timed): only round 2 runs fast.
+        device.timer.now += 1e-3 if 8 <= calls["n"] <= 13 else 3e-3
+        return mt.softmax(x, dim)
+
+    original_op, original_prepare = softmax_bench.minitensor_op, softmax_bench.contenders_mod.prepare
+    softmax_bench.minitensor_op = lambda log: op
+    softmax_bench.contenders_mod.prepare = lambda name, *rest: (lambda: order.append(name))
+    try:
+        typed = cases.expand([cases.Case("g", (16, 64), -1)], ("float32",))
+        config = MeasureConfig(max_reps=4, min_reps=4, warmup=1, budget_s=1.0)
+        options = softmax_bench.SweepOptions(log=False, contender_names=("numpy",), config=config)
+        sweep = softmax_bench.run_sweep(device, typed, options, notes=[])
+    finally:
+        softmax_bench.minitensor_op, softmax_bench.contenders_mod.prepare = original_op, original_prepare
+    case = sweep.cases[0]
+    assert math.isclose(case.minitensor.us, 1000.0)  # neither the first nor the last round's 3 ms
+    assert case.contenders["numpy"].reps == 4
+    runs = [name for i, name in enumerate(order) if i == 0 or order[i - 1] != name]
+    assert runs == ["mt", "numpy", "mt", "numpy", "mt", "numpy"][: len(runs)] and len(runs) == 6
+
+
 def test_fake_sweep_records_wrong_results_and_errors() -> None:
     sweep = _fake_sweep(lambda x, dim: mt.from_numpy(mt.softmax(x, dim).numpy() * 1.01), ())
     assert len(sweep.failures) == 2 and sweep.cases[0].check.status == "FAIL"
