@@ -364,8 +364,8 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
 # (outer, axis, inner) for softmax over a non-last dim.
 CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
                     for o in ((1, 5) if a * i < 2**20 else (1,))] + [
-    # the edges of the register tier (4a): in float32 256 / 512 / 1024 axis steps fit with 32 /
-    # 16 / 8 threads along inner; one step more narrows the tile or leaves for tier 4
+    # the edges of the register tier (4a): with few tiles it runs its narrowest tile, which holds
+    # 1024 axis steps in float32 / float64 and 512 in 16-bit; one step more leaves for tier 4
     ((2, a, i), 1) for a in (256, 257, 512, 513, 1024, 1025) for i in (5, 196)]
 
 
