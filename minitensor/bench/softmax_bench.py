@@ -48,6 +48,12 @@ def check_result(device: BenchDevice, inputs: Inputs, output: Any, typed: TypedC
     return Check("unchecked", detail="no torch to compare with")
 
 
+def failed_case(typed: TypedCase, error: Exception) -> CaseResult:
+    """minitensor raised on this case: an error row, and the sweep goes on."""
+    reason = contenders_mod.short_reason(error)
+    return CaseResult(typed, Timing(note=reason), Check("error", detail=reason))
+
+
 def run_case(typed: TypedCase, device: BenchDevice, options: SweepOptions, copy_gbs: float) -> CaseResult:
     dim = typed.case.dim
     op = minitensor_op(options.log)
@@ -57,8 +63,7 @@ def run_case(typed: TypedCase, device: BenchDevice, options: SweepOptions, copy_
         check = check_result(device, inputs, output, typed, options.log)
         del output
     except Exception as error:  # noqa: BLE001  (one broken case must not hide the others)
-        reason = contenders_mod.short_reason(error)
-        return CaseResult(typed, Timing(note=reason), Check("error", detail=reason))
+        return failed_case(typed, error)
 
     runners: dict[str, Callable[[], Any]] = {"minitensor": lambda: op(inputs.mt, dim)}
     notes: dict[str, Timing] = {}
@@ -76,8 +81,7 @@ def run_case(typed: TypedCase, device: BenchDevice, options: SweepOptions, copy_
                 timing = time_callable(fn, device, typed, options.config)
             except Exception as error:  # noqa: BLE001
                 if name == "minitensor":
-                    reason = contenders_mod.short_reason(error)
-                    return CaseResult(typed, Timing(note=reason), Check("error", detail=reason))
+                    return failed_case(typed, error)
                 notes[name] = Timing(note=contenders_mod.short_reason(error))
                 del runners[name]
                 continue
