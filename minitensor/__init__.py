@@ -5,6 +5,9 @@
     x.softmax(dim=1)
 """
 
+from ._locate import locate_compiled_module as _locate_compiled_module
+
+_locate_compiled_module(__path__)
 from . import _C
 from ._C import (
     CudaError,
