@@ -4,16 +4,17 @@
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
-#include "ops/softmax/cuda/block_reg_tier.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
 #include "ops/softmax/cuda/inner_reg_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
-#include "ops/softmax/cuda/warp_tier.cuh"
+#include "ops/softmax/cuda/staged_row_tier.cuh"
 
 namespace mt {
 namespace {
@@ -33,45 +34,72 @@ struct Ptrs {
   bool aligned() const { return is_aligned16(a) && (!b || is_aligned16(b)) && is_aligned16(out); }
 };
 
-// Widest row the warp tier takes: 32 lanes x up to 8 packs (1024 floats, 512 doubles).
-// 16-bit rows stop at one pack a lane (256): wider ones ran faster in the block register tier on
-// an H200 ([67108, 1000] float16: 47% -> 72% of copy bandwidth), whose blocks spread a row's
-// conversions and exps over more threads.
-template <typename T>
-constexpr int warp_tier_max_cols() {
-  return sizeof(T) == 2 ? 32 * pack_size<T>() : std::min(1024, 32 * 8 * pack_size<T>());
+// Tuning overrides for experiments on the GPU machine (unset in normal use): MT_SOFTMAX_STAGES
+// forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
+// takes before rows move from the lanes tier to the block tier.
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
 }
 
+// Most packs a lane holds before rows move to the block tier (at most lanes_row_max_packs).
+template <typename T, bool Bwd>
+int lanes_tier_max_packs() {
+  static const int forced = env_int("MT_SOFTMAX_LANE_PACKS", 0);
+  constexpr int kMax = lanes_row_max_packs<T, Bwd>();
+  return forced > 0 ? std::min(forced, kMax) : kMax;
+}
+
+// Ring depth: deep enough that a few rows are in flight behind the one being reduced, shallow
+// enough that several blocks still share an SM; capped by the block's shared-memory limit.
+template <bool Bwd>
+int row_ring_stages(int threads, int packs) {
+  static const int forced = env_int("MT_SOFTMAX_STAGES", 0);
+  const int64_t stage = row_ring_bytes<Bwd>(1, threads, packs);
+  int stages = forced > 0 ? forced : int(std::clamp<int64_t>((48 << 10) / stage, 2, 4));
+  while (stages > 1 && stage * stages > device_info().smem_per_block_optin - 2048) --stages;
+  return stages;
+}
+
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int64_t chunk, int lanes_log2,
+                   int threads, int64_t grid, bool vec, cudaStream_t stream) {
+  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
+  const int stages = row_ring_stages<Bwd>(threads, PACKS);
+  const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
+  allow_dynamic_smem(kernel, smem);
+  const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
+  kernel<<<unsigned(std::min(grid, fill)), threads, smem, stream>>>(
+      static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
+      chunk, lanes_log2, stages, vec);
+  MT_CUDA_CHECK_LAUNCH();
+}
+
+// Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane.
 template <typename T, bool Log, bool Bwd>
-void launch_warp_tier(const Ptrs& p, int64_t rows, int cols, cudaStream_t stream) {
+void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const int64_t npk = ceil_div(cols, N);
-  // Tiny rows: a sub-warp of just enough lanes; wider rows: a full warp with 2-8 packs a lane.
   const int lanes = npk <= 32 ? next_pow2(npk) : 32;
   const int packs = npk <= 32 ? 1 : next_pow2(ceil_div(npk, 32));
-  const int64_t rows_per_block = int64_t(kWarpTierThreads / lanes) * (packs == 1 ? 2 : 1);
-  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  auto run = [&](auto kernel) {
-    const int64_t fill = int64_t(blocks_per_sm(kernel, kWarpTierThreads, 0)) * device_info().sm_count;
-    const int grid = int(std::min(ceil_div(rows, rows_per_block), fill));
-    kernel<<<grid, kWarpTierThreads, 0, stream>>>(static_cast<const T*>(p.a),
-                                                 static_cast<const T*>(p.b), static_cast<T*>(p.out),
-                                                 rows, cols, log2_exact(lanes), vec);
-    MT_CUDA_CHECK_LAUNCH();
+  MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
+  const int64_t grid = ceil_div(rows, kLanesTierThreads / lanes);
+  auto run = [&](auto packs_c) {
+    constexpr int P = decltype(packs_c)::value;
+    if constexpr (P <= lanes_row_max_packs<T, Bwd>())
+      launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, npk, log2_exact(lanes),
+                                                      kLanesTierThreads, grid, vec, stream);
   };
-  if (packs == 1) return run(softmax_warp_kernel<T, 1, Log, Bwd>);
-  if constexpr (32 * 2 * N <= warp_tier_max_cols<T>()) {
-    if (packs == 2) return run(softmax_warp_kernel<T, 2, Log, Bwd>);
-    if (packs == 4) return run(softmax_warp_kernel<T, 4, Log, Bwd>);
+  switch (packs) {
+    case 1: return run(std::integral_constant<int, 1>());
+    case 2: return run(std::integral_constant<int, 2>());
+    case 4: return run(std::integral_constant<int, 4>());
+    case 8: return run(std::integral_constant<int, 8>());
   }
-  if constexpr (32 * 8 * N <= warp_tier_max_cols<T>()) {
-    if (packs == 8) return run(softmax_warp_kernel<T, 8, Log, Bwd>);
-  }
-  MT_ASSERT(false, "warp tier got ", cols, " columns");
 }
 
-// Threads for a block that owns `elems` elements: about eight packs each (two unrolled batches
-// of loads; smaller blocks let more of them share an SM and overlap their phases), 128..1024.
+// Threads for a block that caches `elems` elements in shared memory (tiers 2b, 3b): about eight
+// packs each (two unrolled batches of loads), 128..1024.
 template <typename T>
 int block_threads_for(int64_t elems) {
   const int64_t want = next_pow2(ceil_div(ceil_div(elems, pack_size<T>()), 8));
@@ -95,14 +123,10 @@ cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_
   return config;
 }
 
-// Launches `kernel` on `rows * cs` blocks in clusters of `cs` (one cluster a row); false when
-// clusters of that shape cannot run on this device (then the caller takes another tier).
-template <typename... Params, typename... Args>
-bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threads, int64_t smem,
-                      cudaStream_t stream, Args... args) {
-  if (rows * cs >= (int64_t(1) << 31)) return false;
-  // How many such clusters fit at once (0: this shape cannot run here). Cached per config.
-  const int active = cached_query(
+// Clusters of `cs` blocks that fit on the device at once (0: this shape cannot run here).
+template <typename Kernel>
+int active_clusters(Kernel kernel, int cs, int threads, int64_t smem) {
+  return cached_query(
       reinterpret_cast<const void*>(kernel), cs * 4096 + threads / 32, smem,
       [](const void* k, int64_t key, int64_t bytes) {
         const int cluster = int(key / 4096), nthreads = int(key % 4096) * 32;
@@ -117,6 +141,15 @@ bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threa
         }
         return n;
       });
+}
+
+// Launches `kernel` on `rows * cs` blocks in clusters of `cs` (one cluster a row); false when
+// clusters of that shape cannot run on this device (then the caller takes another tier).
+template <typename... Params, typename... Args>
+bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threads, int64_t smem,
+                      cudaStream_t stream, Args... args) {
+  if (rows * cs >= (int64_t(1) << 31)) return false;
+  const int active = active_clusters(kernel, cs, threads, smem);
   if (active == 0) return false;
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t config = cluster_config(rows * cs, cs, threads, smem, stream, &attr);
@@ -124,7 +157,8 @@ bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threa
   return true;
 }
 
-// Tier 3a (shared memory): returns false when the cluster cannot be launched.
+// Tier 3b: each row over a cluster, its chunks cached in shared memory (rows too long for the
+// registers of 16 blocks); false when the cluster cannot be launched.
 template <typename T, bool Log, bool Bwd>
 bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec,
                          cudaStream_t stream) {
@@ -190,75 +224,73 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
-// Tier 2a (forward): one block a row, the row in registers. Returns false when the row does not
-// fit in one block's registers.
-template <typename T, bool Log>
-bool launch_block_reg_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+// Tier 3a: each row over the `cs` blocks of a cluster, the row in registers. False when such
+// clusters cannot run here.
+template <typename T, bool Log, bool Bwd>
+bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool vec,
+                             cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  constexpr int kMaxPacks = block_reg_max_packs<T>();
-  const int64_t npk = ceil_div(cols, N);
-  if (npk > int64_t(kBlockRegMaxThreads) * kMaxPacks) return false;
-  // The fewest packs a thread that keep the block at <= 256 threads: several small blocks per SM
-  // overlap one row's reductions with another row's loads. Longer rows take bigger blocks.
-  int packs = 1;
-  while (packs < kMaxPacks && ceil_div(npk, packs) > 256) packs *= 2;
-  const int threads = int(ceil_div(ceil_div(npk, packs), 32) * 32);
-  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  auto run = [&](auto kernel) {
-    const int64_t fill = int64_t(blocks_per_sm(kernel, threads, 0)) * device_info().sm_count;
-    kernel<<<unsigned(std::min(rows, fill)), threads, 0, stream>>>(
-        static_cast<const T*>(p.a), static_cast<T*>(p.out), rows, int(cols), vec);
-    MT_CUDA_CHECK_LAUNCH();
-    return true;
-  };
-  switch (packs) {
-    case 1: return run(softmax_block_reg_kernel<T, 1, Log>);
-    case 2: return run(softmax_block_reg_kernel<T, 2, Log>);
-    case 4: return run(softmax_block_reg_kernel<T, 4, Log>);
-    case 8:
-      if constexpr (kMaxPacks >= 8) return run(softmax_block_reg_kernel<T, 8, Log>);
-  }
-  return false;
+  constexpr int PACKS = block_row_packs<T, Bwd>();
+  const int64_t chunk = ceil_div(ceil_div(cols, N), cs);
+  const int threads = int(ceil_div(ceil_div(chunk, PACKS), 32) * 32);
+  if (threads > kRowTierMaxThreads) return false;
+  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
+  const int stages = row_ring_stages<Bwd>(threads, PACKS);
+  const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
+  allow_dynamic_smem(kernel, smem);
+  const int active = active_clusters(kernel, cs, threads, smem);
+  if (active == 0) return false;
+  const int64_t clusters = std::min<int64_t>(rows, active);
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, stream, &attr);
+  MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(p.a),
+                                   static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
+                                   chunk, 0, stages, vec));
+  return true;
 }
 
-// inner == 1 and rows wider than the warp tier.
+// inner == 1: tiers 1, 2, 3a, 3b (shared memory), 2b (no clusters), then the split row.
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
+  constexpr int PACKS = block_row_packs<T, Bwd>();
   const DeviceInfo& dev = device_info();
-  // Forward with enough rows to give every SM a block: one block a row, the row in registers.
-  if constexpr (!Bwd) {
-    if (rows >= dev.sm_count && launch_block_reg_tier<T, Log>(p, rows, cols, stream)) return;
-  }
-  const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  if (dev.clusters && cols < (int64_t(1) << 30)) {
-    // Enough blocks per row to keep each chunk <= kRowBlockBytes, and, when rows are few, to
-    // give every SM work (without making chunks shorter than 4K elements).
-    // 16 blocks (non-portable cluster size) is the most a cluster can hold.
-    int64_t cs = ceil_div(row_bytes, kRowBlockBytes);
-    if (rows < 2 * dev.sm_count)
-      cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
-    cs = std::min<int64_t>(cs, 16);
-    // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
-    // rows on 16 SMs each run faster split over every SM (the split-row tier below).
-    if (cs > 1 && rows * cs >= dev.sm_count / 2 &&
-        launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs), vec, stream))
+  if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
+    return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
+  // Blocks a row needs to hold it in registers; and when rows are few, enough blocks a row to
+  // give every SM work (without making chunks shorter than 4K elements).
+  int64_t cs = ceil_div(npk, int64_t(kRowTierMaxThreads) * PACKS);
+  if (dev.clusters && rows < 2 * dev.sm_count)
+    cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
+  if (cs == 1) {
+    const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
+    return launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, npk, 0, threads,
+                                                                rows, vec, stream);
+  }
+  cs = std::min<int64_t>(cs, 16);
+  // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
+  // rows on 16 SMs each run faster split over every SM (the split-row tier below).
+  const bool few = rows * cs < dev.sm_count / 2;
+  if (dev.clusters && cols < (int64_t(1) << 30) && !few) {
+    if (launch_cluster_row_tier<T, Log, Bwd>(p, rows, cols, int(cs), vec, stream)) return;
+    // Tier 3b: the row's chunks cached in shared memory, for rows too long for registers.
+    const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+    const int64_t cs_smem = std::max<int64_t>(cs, ceil_div(row_bytes, kRowBlockBytes));
+    if (cs_smem <= 16 && launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec, stream))
       return;
   }
-  // Tier 2: one block per row, the row in shared memory (up to the device's per-block limit when
-  // there are no clusters to split it).
+  // Tier 2b (no clusters): one block a row, the row in shared memory.
   const int64_t smem = block_tier_smem<T, Bwd>(cols);
-  if (smem <= dev.smem_per_block_optin - 1024 && (row_bytes <= kRowBlockBytes || !dev.clusters) &&
-      (rows >= dev.sm_count || row_bytes <= kRowBlockBytes)) {
+  if (!dev.clusters && smem <= dev.smem_per_block_optin - 1024 && rows >= dev.sm_count) {
     auto kernel = softmax_block_kernel<T, Log, Bwd, false>;
     allow_dynamic_smem(kernel, smem);
-    const int threads = block_threads_for<T>(ceil_div(cols, N) * N);
+    const int threads = block_threads_for<T>(npk * N);
     const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
-    const int grid = int(std::min(rows, fill));
-    kernel<<<grid, threads, smem, stream>>>(static_cast<const T*>(p.a), static_cast<const T*>(p.b),
-                                            static_cast<T*>(p.out), rows, int(cols),
-                                            int(ceil_div(cols, N) * N), vec);
+    kernel<<<int(std::min(rows, fill)), threads, smem, stream>>>(
+        static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows,
+        int(cols), int(npk * N), vec);
     MT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -341,8 +373,6 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
 template <typename T, bool Log, bool Bwd>
 void launch_softmax(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s, stream);
-  if (s.axis <= warp_tier_max_cols<T>())
-    return launch_warp_tier<T, Log, Bwd>(p, s.outer, int(s.axis), stream);
   launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis, stream);
 }
 

@@ -1,0 +1,43 @@
+// Asynchronous global -> shared memory copies (cp.async, sm_80+): a thread issues a 16-byte copy
+// and carries on; the data lands in shared memory while the thread computes on something else,
+// and `cp_async_wait` later blocks until all but the newest `pending` batches have landed. No
+// register holds the data in flight, so a kernel can keep several rows in flight per thread.
+// Below sm_80 the copy is an ordinary load and store (correct, not overlapped).
+#pragma once
+
+namespace mt {
+
+// `smem` and `gmem` must be 16-byte aligned.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
+#endif
+}
+
+// Closes the batch of copies issued since the last commit (an empty batch is fine).
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `pending` of this thread's batches are still in flight (0..3; more counts
+// as 3). Only the issuing thread's copies are waited for: a thread may read what it copied
+// itself, others need a barrier too.
+__device__ __forceinline__ void cp_async_wait(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (pending <= 0)
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  else if (pending == 1)
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+  else if (pending == 2)
+    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+  else
+    asm volatile("cp.async.wait_group 3;\n" ::: "memory");
+#endif
+}
+
+}  // namespace mt

@@ -1,0 +1,249 @@
+// Tiers 1-3a (inner == 1): rows read through a ring of shared-memory stages, several rows ahead.
+//
+// A row belongs to a group of threads, which the RowGroup names:
+//   kLanes    `lanes` threads of a warp (a power of two <= 32): rows up to ~1K elements, several
+//             rows a warp, reductions by butterfly shuffles (tier 1);
+//   kBlock    one block: rows up to ~32K elements (tier 2);
+//   kCluster  the `cs` blocks of a thread-block cluster (sm_90), each owning a chunk of the row,
+//             the block results combined through distributed shared memory: long rows (tier 3a).
+// Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and holds
+// them in registers (as floats for 16-bit types) from the load to the store: each element is
+// read once, exp'd once and written once.
+//
+// What keeps HBM busy: groups loop over rows (a persistent grid), and before a thread reduces
+// row i it issues the copies of its packs of row i + stages - 1 into its own slots of a
+// shared-memory ring (cp.async). The next rows' loads are in flight during this row's
+// reductions, barriers and stores, instead of each phase waiting for the one before. A thread
+// only reads the slots it filled itself, so the ring needs no barrier of its own. Rows that are
+// not 16-byte aligned (vec == false) are loaded directly, without the ring.
+#pragma once
+
+#include "core/dtype.h"
+#include "ops/common/async_copy.cuh"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/cluster_reduce.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+enum class RowGroup { kLanes, kBlock, kCluster };
+
+constexpr int kLanesTierThreads = 256;
+constexpr int kRowTierMaxThreads = 1024;
+
+// Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
+// doubles, half as many for the backward, which holds y and dy (1024 threads a block leave 64
+// registers a thread; more spills).
+template <typename T, bool Bwd>
+constexpr int block_row_packs() {
+  return (sizeof(T) == 4 ? 4 : 2) / (Bwd ? 2 : 1);
+}
+
+// The most packs a lane holds in the lanes tier (256 threads a block, so registers are not
+// capped at 64): 32 values of float or 16-bit data, 16 doubles, half as many for the backward.
+template <typename T, bool Bwd>
+constexpr int lanes_row_max_packs() {
+  return (sizeof(T) == 2 ? 4 : 8) / (Bwd ? 2 : 1);
+}
+
+// Ring bytes for `threads` threads holding `packs` packs of one tensor (two for the backward).
+template <bool Bwd>
+inline int64_t row_ring_bytes(int stages, int threads, int packs) {
+  return int64_t(stages) * (Bwd ? 2 : 1) * packs * threads * 16;
+}
+
+// Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
+// (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes).
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+__global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads)
+    softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                              T* __restrict__ out, int64_t rows, int64_t cols, int64_t chunk,
+                              int lanes_log2, int stages, bool vec) {
+  using A = acc_t<T>;
+  constexpr bool kFast = sizeof(T) == 2;
+  constexpr int N = pack_size<T>();
+  constexpr int K = PACKS * N;
+  constexpr int kTensors = Bwd ? 2 : 1;
+  using P = Pack<T, N>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  P* ring = reinterpret_cast<P*>(smem_raw);
+  __shared__ MaxSum<A> scratch[33];
+  __shared__ ClusterSlots<MaxSum<A>> slots;
+  int parity = 0;
+
+  // This thread owns packs first + p * step + t (p < PACKS) of rows group, group + ngroups, ...;
+  // `lead` is the row of the first group of its warp, which decides when the warp stops (every
+  // lane must reach every shuffle).
+  int t, step;
+  int64_t group, lead, ngroups, first = 0;
+  const int lanes = 1 << lanes_log2;
+  if constexpr (G == RowGroup::kLanes) {
+    const int per_block = int(blockDim.x) >> lanes_log2;
+    t = threadIdx.x & (lanes - 1);
+    step = lanes;
+    group = int64_t(blockIdx.x) * per_block + (threadIdx.x >> lanes_log2);
+    lead = int64_t(blockIdx.x) * per_block + ((threadIdx.x >> 5) << (5 - lanes_log2));
+    ngroups = int64_t(gridDim.x) * per_block;
+  } else {
+    unsigned cs = 1, rank = 0;
+    if constexpr (G == RowGroup::kCluster) rank = cluster_rank_and_size(cs);
+    t = threadIdx.x;
+    step = blockDim.x;
+    first = int64_t(rank) * chunk;
+    group = lead = blockIdx.x / cs;
+    ngroups = gridDim.x / cs;
+  }
+  const int64_t npk = (cols + N - 1) / N;
+  const int64_t last = min(npk, first + chunk);  // this block's packs: [first, last)
+  auto slot = [&](int stage, int tensor, int p) {
+    return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
+  };
+  // Starts the copies of iteration `it`'s row into ring stage `stage` (one batch, maybe empty).
+  auto prefetch = [&](int64_t it, int stage) {
+    const int64_t row = group + it * ngroups;
+    if (vec && row < rows) {
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        const int64_t q = first + p * step + t;
+        if (q < last) {
+          cp_async16(slot(stage, 0, p), a + row * cols + q * N);
+          if constexpr (Bwd) cp_async16(slot(stage, 1, p), b + row * cols + q * N);
+        }
+      }
+    }
+    cp_async_commit();
+  };
+
+  for (int s = 0; s + 1 < stages; ++s) prefetch(s, s);
+  int stage = 0;  // the ring stage iteration `it` reads; `it + stages - 1` fills the one before it
+  for (int64_t it = 0; lead + it * ngroups < rows; ++it) {
+    prefetch(it + stages - 1, stage == 0 ? stages - 1 : stage - 1);
+    cp_async_wait(stages - 1);  // this iteration's batch has landed
+    const int64_t row = group + it * ngroups;
+    const bool live = row < rows;
+    A va[K], vb[Bwd ? K : 1];
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      const int64_t q = first + p * step + t;
+      const bool mine = live && q < last;
+      const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
+      A tmp[N];
+      if (vec) {
+        if (mine) {
+          unpack<N>(*slot(stage, 0, p), tmp);
+        } else {
+#pragma unroll
+          for (int j = 0; j < N; ++j) tmp[j] = fill;
+        }
+      } else {
+        load_pack<N>(a + row * cols, q * N, mine ? cols : 0, false, tmp, fill);
+      }
+#pragma unroll
+      for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
+      if constexpr (Bwd) {
+        if (vec) {
+          if (mine) {
+            unpack<N>(*slot(stage, 1, p), tmp);
+          } else {
+#pragma unroll
+            for (int j = 0; j < N; ++j) tmp[j] = A(0);
+          }
+        } else {
+          load_pack<N>(b + row * cols, q * N, mine ? cols : 0, false, tmp, A(0));
+        }
+#pragma unroll
+        for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
+      }
+    }
+
+    if constexpr (!Bwd) {
+      // For softmax va becomes exp(x - m) times `scale`; for log_softmax x - m - log(s).
+      A m, coef, scale;
+      if constexpr (G == RowGroup::kLanes) {
+        m = va[0];
+#pragma unroll
+        for (int k = 1; k < K; ++k) m = nan_max(m, va[k]);
+        m = warp_allreduce(m, MaxOp(), lanes);
+        const ShiftedExp<kFast, A> ex(m);
+        A s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const A e = ex(va[k]);
+          s += e;
+          if constexpr (!Log) va[k] = e;
+        }
+        s = warp_allreduce(s, SumOp(), lanes);
+        coef = fwd_coef<Log>(s, m);
+        scale = coef;
+      } else {
+        // One reduction of (max, sum) pairs instead of a max and then a sum: half the barriers.
+        // Each thread sums exp(x - its own max) and rescales once the row's max is known.
+        A mt = va[0];
+#pragma unroll
+        for (int k = 1; k < K; ++k) mt = nan_max(mt, va[k]);
+        MaxSum<A> st = {mt, A(0)};
+        if (mt != A(-INFINITY)) {  // else every element is -inf or padding: all add 0
+          const ShiftedExp<kFast, A> ex(mt);
+#pragma unroll
+          for (int k = 0; k < K; ++k) {
+            const A e = ex(va[k]);
+            st.s += e;
+            if constexpr (!Log) va[k] = e;
+          }
+        } else if constexpr (!Log) {
+#pragma unroll
+          for (int k = 0; k < K; ++k) va[k] = A(0);
+        }
+        st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
+        if constexpr (G == RowGroup::kCluster)
+          st = cluster_allreduce(st, MaxSumOp(), maxsum_identity<A>(), slots, parity);
+        m = st.m;
+        coef = fwd_coef<Log>(st.s, m);
+        scale = mt == m ? coef : coef * acc_exp(mt - m);
+      }
+      if (live) {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+          const int64_t q = first + p * step + t;
+          if (q < last) {
+            A o[N];
+#pragma unroll
+            for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : va[p * N + j] * scale;
+            store_pack<N>(out + row * cols, q * N, cols, vec, o);
+          }
+        }
+      }
+    } else {
+      A s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s += bwd_term<Log>(va[k], vb[k]);
+      if constexpr (G == RowGroup::kLanes) {
+        s = warp_allreduce(s, SumOp(), lanes);
+      } else {
+        MaxSum<A> st = {A(0), s};
+        st = block_allreduce(st, SumOfSOp(), MaxSum<A>{A(0), A(0)}, scratch);
+        if constexpr (G == RowGroup::kCluster)
+          st = cluster_allreduce(st, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity);
+        s = st.s;
+      }
+      if (live) {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+          const int64_t q = first + p * step + t;
+          if (q < last) {
+            A o[N];
+#pragma unroll
+            for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
+            store_pack<N>(out + row * cols, q * N, cols, vec, o);
+          }
+        }
+      }
+    }
+    stage = stage + 1 == stages ? 0 : stage + 1;
+  }
+  cp_async_wait(0);  // nothing may land in shared memory after the block has exited
+  if constexpr (G == RowGroup::kCluster) cluster_exit_barrier();
+}
+
+}  // namespace mt

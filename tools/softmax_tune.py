@@ -1,0 +1,89 @@
+"""Quick A/B timing of the CUDA softmax tiers on a GPU machine, for tuning (not the benchmark).
+
+    MT_SOFTMAX_STAGES=3 python tools/softmax_tune.py 16384x4096 524288x128 --dtypes f16,f32
+
+Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
+median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
+process, beside torch (and QuACK when importable with --quack). Every result is checked against
+torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process:
+run one process per setting.
+"""
+
+import argparse
+import statistics
+
+import torch
+
+import minitensor as mt
+
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
+MT_DTYPES = {torch.float32: mt.float32, torch.float64: mt.float64, torch.float16: mt.float16,
+             torch.bfloat16: mt.bfloat16}
+
+
+def time_us(fn, reps, flush):
+    times = []
+    for _ in range(reps + 3):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times[3:])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("shapes", nargs="+", help="e.g. 16384x4096 (softmax over the last dim)")
+    parser.add_argument("--dtypes", default="f32,f16")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--backward", action="store_true")
+    parser.add_argument("--quack", action="store_true")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    copy_gbs = 2 * src.numel() / time_us(lambda: dst.copy_(src), 20, flush) / 1e3
+    quack = None
+    if args.quack:
+        try:
+            import quack.softmax as quack
+        except Exception as error:  # noqa: BLE001
+            print("no QuACK:", error)
+    for shape_text in args.shapes:
+        shape = [int(v) for v in shape_text.split("x")]
+        for name in args.dtypes.split(","):
+            dtype = DTYPES[name]
+            x = torch.randn(shape, device="cuda", dtype=torch.float32).mul_(3).to(dtype)
+            xm = mt.from_dlpack(x)
+            if args.backward:
+                y = torch.softmax(x, -1)
+                dy = torch.randn_like(y)
+                ym, dym = mt.from_dlpack(y), mt.from_dlpack(dy)
+                ours = lambda: mt._C._softmax_backward(ym, dym, -1, False)  # noqa: E731
+                ref = torch.ops.aten._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
+                theirs = lambda: torch.ops.aten._softmax_backward_data(dy, y, -1, dtype)  # noqa: E731
+                nbytes = 3 * x.numel() * x.element_size()
+            else:
+                ours = lambda: xm.softmax(-1)  # noqa: E731
+                ref = torch.softmax(x.double(), -1)
+                theirs = lambda: torch.softmax(x, -1)  # noqa: E731
+                nbytes = 2 * x.numel() * x.element_size()
+            got = torch.from_dlpack(ours()).double()
+            err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
+            line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
+            for label, fn in (("mt", ours), ("torch", theirs)) + ((("quack", lambda: quack.softmax(x)),) if quack and not args.backward and dtype != torch.float64 else ()):
+                try:
+                    us = time_us(fn, args.reps, flush)
+                    line += f" | {label} {us:8.1f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
+                except Exception as error:  # noqa: BLE001
+                    line += f" | {label} n/a ({type(error).__name__})"
+            print(line, flush=True)
+    print(f"copy {copy_gbs:.0f} GB/s")
+
+
+if __name__ == "__main__":
+    main()
