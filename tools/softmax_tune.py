@@ -50,7 +50,8 @@ def main():
     quack = None
     if args.quack:
         try:
-            import quack.softmax as quack
+            from quack.softmax import softmax_bwd, softmax_fwd  # the package's `softmax` shadows the module
+            quack = (softmax_fwd, softmax_bwd)
         except Exception as error:  # noqa: BLE001
             print("no QuACK:", error)
     for shape_text in args.shapes:
@@ -75,7 +76,10 @@ def main():
             got = torch.from_dlpack(ours()).double()
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
             line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
-            for label, fn in (("mt", ours), ("torch", theirs)) + ((("quack", lambda: quack.softmax(x)),) if quack and not args.backward and dtype != torch.float64 else ()):
+            contenders = [("mt", ours), ("torch", theirs)]
+            if quack and dtype != torch.float64:
+                contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
+            for label, fn in contenders:
                 try:
                     us = time_us(fn, args.reps, flush)
                     line += f" | {label} {us:8.1f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
