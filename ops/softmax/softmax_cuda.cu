@@ -75,13 +75,17 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int64_t chunk, int
   MT_CUDA_CHECK_LAUNCH();
 }
 
-// Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane.
+// Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. Each lane takes at
+// least 16 values (half of lanes_row_max_packs) when the row has them: the two butterfly
+// reductions cost the same per lane whatever it holds, and with 4 values a lane they made the
+// kernel instruction-bound ([524288, 128] float32: 71% SM busy, 78% of DRAM bandwidth, H100).
 template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const int64_t npk = ceil_div(cols, N);
-  const int lanes = npk <= 32 ? next_pow2(npk) : 32;
-  const int packs = npk <= 32 ? 1 : next_pow2(ceil_div(npk, 32));
+  static const int min_packs = env_int("MT_SOFTMAX_LANE_MIN_PACKS", lanes_row_max_packs<T, Bwd>() / 2);
+  const int lanes = int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)), 1, 32));
+  const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   const int64_t grid = ceil_div(rows, kLanesTierThreads / lanes);
   auto run = [&](auto packs_c) {
