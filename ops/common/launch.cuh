@@ -87,6 +87,11 @@ inline void allow_dynamic_smem(Kernel kernel, int64_t bytes) {
     MT_CUDA_CHECK(cudaFuncSetAttribute(
         k, cudaFuncAttributeMaxDynamicSharedMemorySize,
         int(device_info().smem_per_block_optin - int64_t(attr.sharedSizeBytes))));
+    // All of the SM's unified L1 / shared memory as shared memory: these kernels stage their
+    // data there, and the driver's default split capped blocks per SM by shared memory (4 blocks
+    // of 256 threads with a 33 KB ring on an H100).
+    MT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       int(cudaSharedmemCarveoutMaxShared)));
     return 0;
   });
 }

@@ -154,6 +154,40 @@ __device__ __forceinline__ V block_allreduce(V v, Op op, V identity, V* scratch)
   return scratch[32];
 }
 
+// Every thread gets the block's result after a single barrier: each warp leaves its result in a
+// slot, then every thread folds all the warps' slots itself (broadcast reads, no second barrier
+// to hand a result back). `scratch` holds 64 V; `parity` (per thread, starting at 0) alternates
+// the half of it that each call uses, so one call's writes never race the previous call's reads.
+template <typename V, typename Op>
+__device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch, int& parity) {
+  v = warp_allreduce(v, op);
+  V* slots = scratch + parity * 32;
+  parity ^= 1;
+  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+  __syncthreads();
+  const int nwarps = int(blockDim.x + 31) >> 5;
+  V r = slots[0];
+  for (int w = 1; w < nwarps; ++w) r = op(r, slots[w]);
+  return r;
+}
+
+// Reduces a thread's values v[B..E) pairwise (log2 dependent steps instead of one per value),
+// so their latencies overlap. Every index is a compile-time constant: the values stay in
+// registers.
+template <int B, int E, typename A, typename Op>
+__device__ __forceinline__ A tree_reduce_range(const A* v, Op op) {
+  if constexpr (E - B == 1) {
+    return v[B];
+  } else {
+    constexpr int M = B + (E - B) / 2;
+    return op(tree_reduce_range<B, M>(v, op), tree_reduce_range<M, E>(v, op));
+  }
+}
+template <int K, typename A, typename Op>
+__device__ __forceinline__ A tree_reduce(const A (&v)[K], Op op) {
+  return tree_reduce_range<0, K>(v, op);
+}
+
 // A block seen as rows of TX = 2^tx_log2 threads (thread = ty * TX + tx), each thread holding
 // partials for the N columns it owns: combines the partials of each column over all ty and gives
 // every thread the results for its tx. Within a warp the rows meet by shuffles; the rows left

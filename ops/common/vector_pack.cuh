@@ -34,9 +34,10 @@ __device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
 template <typename T, int N, typename A>
 __device__ __forceinline__ Pack<T, N> pack_of(const A (&in)[N]) {
   Pack<T, N> p;
+  constexpr bool kPairs = N % 2 == 0 && std::is_same_v<A, float> &&
+                          (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (N % 2 == 0 && std::is_same_v<A, float> &&
-                (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
+  if constexpr (kPairs) {
 #pragma unroll
     for (int j = 0; j < N; j += 2) {
       uint32_t bits;
@@ -50,11 +51,12 @@ __device__ __forceinline__ Pack<T, N> pack_of(const A (&in)[N]) {
       p.v[j].bits = uint16_t(bits & 0xffffu);
       p.v[j + 1].bits = uint16_t(bits >> 16);
     }
-    return p;
-  }
+  } else
 #endif
+  {
 #pragma unroll
-  for (int j = 0; j < N; ++j) p.v[j] = T(in[j]);
+    for (int j = 0; j < N; ++j) p.v[j] = T(in[j]);
+  }
   return p;
 }
 

@@ -36,7 +36,9 @@ struct Ptrs {
 
 // Tuning overrides for experiments on the GPU machine (unset in normal use): MT_SOFTMAX_STAGES
 // forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
-// takes before rows move from the lanes tier to the block tier.
+// takes before rows move from the lanes tier to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the
+// fewest a lane takes, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and
+// cluster tiers has.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -265,7 +267,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
   // Blocks a row needs to hold it in registers; and when rows are few, enough blocks a row to
   // give every SM work (without making chunks shorter than 4K elements).
-  int64_t cs = ceil_div(npk, int64_t(kRowTierMaxThreads) * PACKS);
+  static const int max_threads = std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kRowTierMaxThreads), 64, kRowTierMaxThreads);
+  int64_t cs = ceil_div(npk, int64_t(max_threads) * PACKS);
   if (dev.clusters && rows < 2 * dev.sm_count)
     cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
   if (cs == 1) {

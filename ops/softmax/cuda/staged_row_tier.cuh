@@ -68,9 +68,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
-  __shared__ MaxSum<A> scratch[33];
+  __shared__ A partials[64];  // block_allreduce_one_barrier
   __shared__ ClusterSlots<MaxSum<A>> slots;
-  int parity = 0;
+  int parity = 0, red_parity = 0;
 
   // This thread owns packs first + p * step + t (p < PACKS) of rows group, group + ngroups, ...;
   // `lead` is the row of the first group of its warp, which decides when the warp stops (every
@@ -157,50 +157,36 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       }
     }
 
+    // The group's reduction of one value per thread: shuffles within the lanes; a block's warps
+    // meet in shared memory after a single barrier.
+    auto group_reduce = [&](A v, auto op) {
+      if constexpr (G == RowGroup::kLanes)
+        return warp_allreduce(v, op, lanes);
+      else
+        return block_allreduce_one_barrier(v, op, partials, red_parity);
+    };
     if constexpr (!Bwd) {
-      // For softmax va becomes exp(x - m) times `scale`; for log_softmax x - m - log(s).
-      A m, coef, scale;
-      if constexpr (G == RowGroup::kLanes) {
-        m = va[0];
+      // The group's max m (for a cluster: the block's), then e = exp(x - m) and its sum s. A
+      // group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf) = NaN, so
+      // that it adds nothing to a cluster's sum (a whole row of -inf still gives NaN, through
+      // fwd_coef).
+      A m = group_reduce(tree_reduce(va, MaxOp()), MaxOp());
+      A e[K];
+      const ShiftedExp<kFast, A> ex(m);
 #pragma unroll
-        for (int k = 1; k < K; ++k) m = nan_max(m, va[k]);
-        m = warp_allreduce(m, MaxOp(), lanes);
-        const ShiftedExp<kFast, A> ex(m);
-        A s = 0;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-          const A e = ex(va[k]);
-          s += e;
-          if constexpr (!Log) va[k] = e;
-        }
-        s = warp_allreduce(s, SumOp(), lanes);
+      for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
+      A s = group_reduce(tree_reduce(e, SumOp()), SumOp());
+      A scale, coef;  // y = e * scale, or log y = x - m - coef
+      if constexpr (G == RowGroup::kCluster) {
+        // The blocks' (max, sum) pairs meet once through distributed shared memory.
+        const MaxSum<A> st =
+            cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, parity);
+        coef = fwd_coef<Log>(st.s, st.m);
+        scale = m == st.m ? coef : coef * acc_exp(m - st.m);
+        m = st.m;
+      } else {
         coef = fwd_coef<Log>(s, m);
         scale = coef;
-      } else {
-        // One reduction of (max, sum) pairs instead of a max and then a sum: half the barriers.
-        // Each thread sums exp(x - its own max) and rescales once the row's max is known.
-        A mt = va[0];
-#pragma unroll
-        for (int k = 1; k < K; ++k) mt = nan_max(mt, va[k]);
-        MaxSum<A> st = {mt, A(0)};
-        if (mt != A(-INFINITY)) {  // else every element is -inf or padding: all add 0
-          const ShiftedExp<kFast, A> ex(mt);
-#pragma unroll
-          for (int k = 0; k < K; ++k) {
-            const A e = ex(va[k]);
-            st.s += e;
-            if constexpr (!Log) va[k] = e;
-          }
-        } else if constexpr (!Log) {
-#pragma unroll
-          for (int k = 0; k < K; ++k) va[k] = A(0);
-        }
-        st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
-        if constexpr (G == RowGroup::kCluster)
-          st = cluster_allreduce(st, MaxSumOp(), maxsum_identity<A>(), slots, parity);
-        m = st.m;
-        coef = fwd_coef<Log>(st.s, m);
-        scale = mt == m ? coef : coef * acc_exp(mt - m);
       }
       if (live) {
 #pragma unroll
@@ -209,24 +195,19 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           if (q < last) {
             A o[N];
 #pragma unroll
-            for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : va[p * N + j] * scale;
+            for (int j = 0; j < N; ++j)
+              o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
             store_pack<N>(out + row * cols, q * N, cols, vec, o);
           }
         }
       }
     } else {
-      A s = 0;
+      A terms[K];
 #pragma unroll
-      for (int k = 0; k < K; ++k) s += bwd_term<Log>(va[k], vb[k]);
-      if constexpr (G == RowGroup::kLanes) {
-        s = warp_allreduce(s, SumOp(), lanes);
-      } else {
-        MaxSum<A> st = {A(0), s};
-        st = block_allreduce(st, SumOfSOp(), MaxSum<A>{A(0), A(0)}, scratch);
-        if constexpr (G == RowGroup::kCluster)
-          st = cluster_allreduce(st, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity);
-        s = st.s;
-      }
+      for (int k = 0; k < K; ++k) terms[k] = bwd_term<Log>(va[k], vb[k]);
+      A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
+      if constexpr (G == RowGroup::kCluster)
+        s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity).s;
       if (live) {
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
