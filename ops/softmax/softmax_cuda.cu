@@ -232,11 +232,10 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
 
 // Tier 3a: each row over the `cs` blocks of a cluster, the row in registers. False when such
 // clusters cannot run here.
-template <typename T, bool Log, bool Bwd>
+template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool vec,
                              cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  constexpr int PACKS = block_row_packs<T, Bwd>();
   const int64_t chunk = ceil_div(ceil_div(cols, N), cs);
   const int threads = int(ceil_div(ceil_div(chunk, PACKS), 32) * 32);
   if (threads > kRowTierMaxThreads) return false;
@@ -255,40 +254,58 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   return true;
 }
 
+// Tiers 2 and 3a with PACKS packs a thread: false when the row needs more than 16 blocks.
+template <typename T, int PACKS, bool Log, bool Bwd>
+bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t cs, bool vec,
+                             cudaStream_t stream) {
+  const int64_t npk = ceil_div(cols, pack_size<T>());
+  if (cs == 1) {
+    const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
+    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, npk, 0, threads, rows, vec,
+                                                         stream);
+    return true;
+  }
+  // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
+  // rows on 16 SMs each run faster split over every SM (the split-row tier).
+  const DeviceInfo& dev = device_info();
+  if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
+    return false;
+  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), vec, stream);
+}
+
 // inner == 1: tiers 1, 2, 3a, 3b (shared memory), 2b (no clusters), then the split row.
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  constexpr int PACKS = block_row_packs<T, Bwd>();
+  constexpr int kNarrow = block_row_packs<T, Bwd, false>(), kWide = block_row_packs<T, Bwd, true>();
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
-  // Blocks a row needs to hold it in registers; and when rows are few, enough blocks a row to
-  // give every SM work (without making chunks shorter than 4K elements).
+  // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
+  // threads); with few rows, enough to give every SM work (without making chunks shorter than
+  // 4K elements).
   static const int max_threads = std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kRowTierMaxThreads), 64, kRowTierMaxThreads);
-  int64_t cs = ceil_div(npk, int64_t(max_threads) * PACKS);
-  if (dev.clusters && rows < 2 * dev.sm_count)
-    cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
-  if (cs == 1) {
-    const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
-    return launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, npk, 0, threads,
-                                                                rows, vec, stream);
+  const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
+  if (rows < 2 * dev.sm_count) {
+    int64_t cs = narrow_cs;
+    if (dev.clusters) cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
+    if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
+  } else if (narrow_cs == 1) {
+    if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
+  } else {
+    const int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
+    if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
   }
-  cs = std::min<int64_t>(cs, 16);
-  // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
-  // rows on 16 SMs each run faster split over every SM (the split-row tier below).
-  const bool few = rows * cs < dev.sm_count / 2;
-  if (dev.clusters && cols < (int64_t(1) << 30) && !few) {
-    if (launch_cluster_row_tier<T, Log, Bwd>(p, rows, cols, int(cs), vec, stream)) return;
-    // Tier 3b: the row's chunks cached in shared memory, for rows too long for registers.
-    const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
-    const int64_t cs_smem = std::max<int64_t>(cs, ceil_div(row_bytes, kRowBlockBytes));
-    if (cs_smem <= 16 && launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec, stream))
-      return;
-  }
-  // Tier 2b (no clusters): one block a row, the row in shared memory.
+  // Tier 3b: the row's chunks cached in shared memory over a cluster, for rows too long for the
+  // registers of 16 blocks.
+  const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  const int64_t cs_smem = std::max<int64_t>(narrow_cs, ceil_div(row_bytes, kRowBlockBytes));
+  if (dev.clusters && cols < (int64_t(1) << 30) && cs_smem <= 16 && rows * cs_smem >= dev.sm_count / 2 &&
+      launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec, stream))
+    return;
+// Tier 2b (no clusters): one block a row, the row in shared memory.
   const int64_t smem = block_tier_smem<T, Bwd>(cols);
   if (!dev.clusters && smem <= dev.smem_per_block_optin - 1024 && rows >= dev.sm_count) {
     auto kernel = softmax_block_kernel<T, Log, Bwd, false>;

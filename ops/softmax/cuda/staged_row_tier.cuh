@@ -33,11 +33,12 @@ constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
 // Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
-// doubles, half as many for the backward, which holds y and dy (1024 threads a block leave 64
-// registers a thread; more spills).
-template <typename T, bool Bwd>
+// doubles; `Wide` doubles that, so that one block of 1024 threads holds a row of 32K values
+// without a cluster (each cluster barrier costs a row's worth of time). The backward holds y
+// and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.)
+template <typename T, bool Bwd, bool Wide>
 constexpr int block_row_packs() {
-  return (sizeof(T) == 4 ? 4 : 2) / (Bwd ? 2 : 1);
+  return (sizeof(T) == 4 ? 4 : 2) * (Wide ? 2 : 1) / (Bwd ? 2 : 1);
 }
 
 // The most packs a lane holds in the lanes tier (256 threads a block, so registers are not
