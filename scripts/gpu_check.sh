@@ -4,8 +4,10 @@
 # (at most 8 files come back from the device tool, so logs share one file). Steps can be picked:
 #   bash scripts/gpu_check.sh                          # build smoke tests sanitize bench overhead ladder matmul demo
 #   bash scripts/gpu_check.sh build bench              # only these
-# BENCH_ARGS overrides the softmax benchmark's arguments (default: the full sweep against torch
-# and torch.compile). A wheel in .gpuwheel/ (saved from an earlier run's $OUT) skips the build.
+#   bash scripts/gpu_check.sh build backward           # the softmax backward sweep (not run by default)
+# BENCH_ARGS overrides the softmax benchmark's arguments (default: the full sweep against torch,
+# torch.compile, Liger and QuACK, each where importable); BACKWARD_ARGS the backward sweep's.
+# A wheel in .gpuwheel/ (saved from an earlier run's $OUT) skips the build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -101,8 +103,16 @@ fi
 if want bench; then
   say "softmax benchmark"
   # shellcheck disable=SC2086
-  $py -m minitensor.bench softmax --device cuda ${BENCH_ARGS:---compare torch,compile} --out "$OUT" \
+  $py -m minitensor.bench softmax --device cuda ${BENCH_ARGS:---compare torch,compile,liger,quack} --out "$OUT" \
     2>/dev/null | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if want backward; then
+  say "softmax backward benchmark"
+  # shellcheck disable=SC2086
+  $py -m minitensor.bench softmax --device cuda --backward ${BACKWARD_ARGS:---compare torch,compile,quack} \
+    --out "$OUT" 2>/dev/null | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 

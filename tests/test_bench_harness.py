@@ -108,12 +108,22 @@ def test_case_parsing_and_cpu_skip() -> None:
     assert cases.parse_shape("8x4096x4096") == (8, 4096, 4096)
     assert cases.parse_dtypes("fp16,float32,bf16") == ("float16", "float32", "bfloat16")
     packaged = cases.load_cases()
-    assert len(packaged) == 25 and packaged[-1] == cases.Case("inner-dim", (4096, 4096), 0)
+    assert len(packaged) == 31 and packaged[-1] == cases.Case("inner-dim", (32, 4, 256, 256), 1)
     typed = cases.expand(packaged, cases.DEFAULT_CPU_DTYPES)
     kept, skipped = cases.split_by_size(typed, cases.CPU_MAX_TENSOR_BYTES)
     assert all(t.tensor_bytes <= 64 * 2**20 for t in kept)
     assert any(t.case.shape == (2048, 32768) for t in skipped)
-    assert len(kept) + len(skipped) == 50
+    assert len(kept) + len(skipped) == 62
+
+
+def test_packaged_sweep_has_the_vocab_rows_and_short_axis_inner_cases() -> None:
+    packaged = cases.load_cases()
+    vocab = [c for c in packaged if c.group == "vocab"]
+    assert [c.shape for c in vocab] == [(4096, 32000), (2048, 151936), (8192, 50304)]
+    assert all(c.dim == -1 for c in vocab)
+    short_axis = [c for c in packaged if c.group == "inner-dim" and c.dim == 1 and c.shape[1] <= 150]
+    assert {c.shape for c in short_axis} >= {(16, 21, 256, 256), (8, 150, 128, 128), (32, 4, 256, 256)}
+    assert len(set(packaged)) == len(packaged)  # no case twice
 
 
 def test_verdicts() -> None:
@@ -216,9 +226,15 @@ def test_rounds_interleave_contenders_and_keep_each_ones_best_round() -> None:
         device.timer.now += 1e-3 if 8 <= calls["n"] <= 13 else 3e-3
         return mt.softmax(x, dim)
 
+    def numpy_contender(name: str, device: Any, inputs: Inputs, dim: int, log: bool) -> Any:
+        def run() -> Any:
+            order.append(name)
+            return mt.softmax(inputs.mt, dim).numpy()
+        return run
+
     original_op, original_prepare = softmax_bench.minitensor_op, softmax_bench.contenders_mod.prepare
     softmax_bench.minitensor_op = lambda log: op
-    softmax_bench.contenders_mod.prepare = lambda name, *rest: (lambda: order.append(name))
+    softmax_bench.contenders_mod.prepare = numpy_contender
     try:
         typed = cases.expand([cases.Case("g", (16, 64), -1)], ("float32",))
         config = MeasureConfig(max_reps=4, min_reps=4, warmup=1, budget_s=1.0)
@@ -230,7 +246,8 @@ def test_rounds_interleave_contenders_and_keep_each_ones_best_round() -> None:
     assert math.isclose(case.minitensor.us, 1000.0)  # neither the first nor the last round's 3 ms
     assert case.contenders["numpy"].reps == 4
     runs = [name for i, name in enumerate(order) if i == 0 or order[i - 1] != name]
-    assert runs == ["mt", "numpy", "mt", "numpy", "mt", "numpy"][: len(runs)] and len(runs) == 6
+    # Each is checked once (minitensor, then the contender), then three rounds in turn.
+    assert runs == ["mt", "numpy"] * 4
 
 
 def test_fake_sweep_records_wrong_results_and_errors() -> None:

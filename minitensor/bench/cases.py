@@ -39,6 +39,9 @@ class Case:
 class TypedCase:
     case: Case
     dtype: str
+    # Tensors of the case's size the op must read or write at least once: 2 for softmax (read x,
+    # write y), 3 for its backward (read y and dy, write dx).
+    tensors_moved: int = 2
 
     @property
     def tensor_bytes(self) -> int:
@@ -46,8 +49,8 @@ class TypedCase:
 
     @property
     def traffic_bytes(self) -> int:
-        """The floor for softmax: read the input once, write the output once."""
-        return 2 * self.tensor_bytes
+        """The floor: every tensor read or written once."""
+        return self.tensors_moved * self.tensor_bytes
 
 
 def load_cases(path: Path | str | None = None) -> list[Case]:

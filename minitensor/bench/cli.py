@@ -12,7 +12,7 @@ from . import cases as cases_mod
 from .timing import MeasureConfig
 
 DEFAULT_OUT = Path("bench_out")
-QUICK_CONFIG = MeasureConfig(max_reps=10, min_reps=3, warmup=2, budget_s=0.25)
+QUICK_CONFIG = MeasureConfig(max_reps=10, min_reps=3, warmup=2, budget_s=0.25, profile_calls=10)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,9 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     softmax = commands.add_parser(
         "softmax", help="sweep softmax (or log_softmax) over shapes and dtypes",
-        description="Sweep softmax over the packaged softmax_shapes.json (or --cases/--shape) in every "
-                    "dtype, check each result against a float64 torch reference, and report GB/s beside "
-                    "the device's copy bandwidth. Exits 1 if any case fails its check.")
+        description="Sweep softmax (or its backward) over the packaged softmax_shapes.json (or --cases/--shape) "
+                    "in every dtype, check each result against a float64 torch reference, and report GB/s beside "
+                    "the device's copy bandwidth and the contenders' times. Exits 1 if any case fails its check.")
     _add_common(softmax)
     softmax.add_argument("--shape", type=cases_mod.parse_shape, help="one shape instead of the sweep, e.g. 256,1000")
     softmax.add_argument("--dim", type=int, default=-1, help="dim for --shape (default -1)")
@@ -35,9 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
                               "float32,float64 on CPU)")
     softmax.add_argument("--cases", type=Path, help="a JSON file of cases shaped like softmax_shapes.json")
     softmax.add_argument("--compare", default=None,
-                         help="comma-separated contenders: torch, compile (torch.compile), numpy, or none "
-                              "(default: torch on CUDA; numpy,torch on CPU; each only when importable)")
+                         help="comma-separated contenders: torch, compile (torch.compile), liger (liger-kernel), "
+                              "quack (quack-kernels), numpy, or none (default: torch on CUDA; numpy,torch on CPU; "
+                              "each only when importable, each result checked before it is timed)")
     softmax.add_argument("--log", action="store_true", help="benchmark log_softmax instead of softmax")
+    softmax.add_argument("--backward", action="store_true",
+                         help="benchmark the backward kernel (dx from y and dy; 3 x bytes of traffic) against "
+                              "torch's _softmax_backward_data, its torch.compile and QuACK's")
+    softmax.add_argument("--profile-calls", type=int, default=None,
+                         help="calls under the CUDA profiler for each kernel time (default 20, 10 with --quick; "
+                              "0: no kernel times)")
 
     ladder = commands.add_parser(
         "ladder", help="GB/s of every CUDA softmax variant (mt.softmax_impls) on 1024 x n float32",
@@ -72,6 +79,11 @@ def measure_config(args: argparse.Namespace) -> MeasureConfig:
         if args.reps < 1:
             raise SystemExit("--reps must be at least 1")
         config = replace(config, max_reps=args.reps, min_reps=min(config.min_reps, args.reps))
+    profile_calls = getattr(args, "profile_calls", None)
+    if profile_calls is not None:
+        if profile_calls < 0:
+            raise SystemExit("--profile-calls must be at least 0")
+        config = replace(config, profile_calls=profile_calls)
     return config
 
 
@@ -125,7 +137,7 @@ def run_softmax_command(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     options = SweepOptions(log=args.log, contender_names=parse_contenders(args.compare, args.device),
-                           config=measure_config(args))
+                           config=measure_config(args), backward=args.backward)
     sweep = run_sweep(device, typed, options, notes)
 
     print(softmax_report(sweep))

@@ -18,6 +18,7 @@ import minitensor as mt
 
 from . import optional
 from .cases import TypedCase
+from .kernel_profile import TorchKernelProfiler
 from .timing import MeasureConfig, PerfCounterTimer, Timer, cuda_timer, measure, throughput_gbs
 
 MIN_FLUSH_BYTES = 256 * 2**20
@@ -32,6 +33,14 @@ class Inputs:
     mt: Any
     torch: Any = None
     numpy: np.ndarray | None = None
+
+
+@dataclass
+class BackwardInputs:
+    """What the softmax backward reads: the forward's output y and the upstream gradient dy."""
+
+    y: Inputs
+    dy: Inputs
 
 
 @dataclass
@@ -65,13 +74,21 @@ class BenchDevice:
         raise NotImplementedError
 
     def to_torch(self, tensor: Any) -> Any:
-        """A torch view of a minitensor result (shares memory), or None without torch."""
+        """A torch view of a result (minitensor's, NumPy's or torch's own; shares memory), or None
+        without torch."""
         torch = self.torch
-        return None if torch is None else torch.from_dlpack(tensor)
+        if torch is None:
+            return None
+        return tensor if isinstance(tensor, torch.Tensor) else torch.from_dlpack(tensor)
 
     def release_memory(self) -> None:
         """Hand cached blocks back between cases, so torch's and minitensor's pools don't
         squeeze each other out on the largest cases."""
+
+    def kernel_time_us(self, fn: Callable[[], Any], calls: int) -> float:
+        """Median device time of fn's kernels per call over `calls` calls, the caches flushed
+        before each; NaN where the device has no profiler. Raises when profiling fails."""
+        return float("nan")
 
 
 def _torch_dtype(torch: Any, name: str) -> Any:
@@ -105,8 +122,14 @@ class CudaBench(BenchDevice):
         self.name = self._device_name()
         self._flush_buffer, self._flush_fn, flush_bytes = self._make_flush()
         self.notes.append(f"L2 flush: {flush_bytes / 2**20:.0f} MiB written before every timed run")
+        self._kernel_profiler = None
         if self.torch is None:
-            self.notes.append("torch not importable: inputs from mt.randn, no correctness check")
+            self.notes.append("torch not importable: inputs from mt.randn, no correctness check, "
+                              "no kernel times (no CUDA profiler)")
+        else:
+            # The profiler's head launches: zeroing a small int32 tensor, the flush's own kernel.
+            head = self.torch.zeros(4096, dtype=self.torch.int32, device="cuda")
+            self._kernel_profiler = TorchKernelProfiler(self.torch, self._flush_fn, head.zero_)
 
     def _device_name(self) -> str:
         if self.torch is not None:
@@ -178,6 +201,11 @@ class CudaBench(BenchDevice):
         if self.torch is not None:
             self.torch.cuda.synchronize()
             self.torch.cuda.empty_cache()
+
+    def kernel_time_us(self, fn: Callable[[], Any], calls: int) -> float:
+        if self._kernel_profiler is None:
+            return float("nan")
+        return self._kernel_profiler.kernel_us(fn, calls)
 
 
 class CpuBench(BenchDevice):

@@ -9,7 +9,8 @@ from typing import Mapping, Sequence
 from . import optional
 from .results import SweepResult
 
-COLORS = {"minitensor": "#1f77b4", "torch": "#ff7f0e", "compile": "#2ca02c", "numpy": "#9467bd"}
+COLORS = {"minitensor": "#1f77b4", "torch": "#ff7f0e", "compile": "#2ca02c", "liger": "#d62728",
+          "quack": "#8c564b", "numpy": "#9467bd"}
 
 
 def matplotlib_missing_message() -> str | None:
@@ -40,7 +41,7 @@ def plot_softmax(sweep: SweepResult, path: Path) -> bool:
         ax.set_xticks(range(len(cases)))
         ax.set_xticklabels([f"{c.typed.case.group}\n{c.typed.case.shape_text} d{c.typed.case.dim}" for c in cases],
                            rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("GB/s (2 x bytes / time)")
+        ax.set_ylabel(f"GB/s ({cases[0].typed.tensors_moved} x bytes / time)")
         ax.set_title(f"{sweep.op_name} {dtype} on {sweep.device_name}")
         ax.legend(fontsize=7, loc="upper left")
         ax.grid(axis="y", alpha=0.3)

@@ -8,11 +8,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .cases import LARGE_TRAFFIC_BYTES, Case, TypedCase
+from .cases import ITEMSIZE, LARGE_TRAFFIC_BYTES, Case, TypedCase
 from .correctness import Check, format_error
 from .results import CaseResult, SweepResult, Timing
 
-CONTENDER_LABELS = {"torch": "torch", "compile": "compile", "numpy": "numpy"}
+CONTENDER_LABELS = {"torch": "torch", "compile": "compile", "liger": "liger", "quack": "quack",
+                    "numpy": "numpy"}
 
 
 def fmt(value: float, digits: int = 1) -> str:
@@ -40,23 +41,36 @@ def geometric_mean(values: Iterable[float]) -> float:
 
 # ---- softmax sweep -------------------------------------------------------------------------
 
+def _time_cell(timing: Timing) -> str:
+    """Event time, with the profiler's kernel time in brackets when there is one."""
+    if not math.isfinite(timing.kernel_us):
+        return fmt(timing.us)
+    return f"{fmt(timing.us)} ({fmt(timing.kernel_us)})"
+
+
+def _ratio_cell(value: float) -> str:
+    return fmt(value, 2) + "x" if math.isfinite(value) else "n/a"
+
+
 def _table_headers(sweep: SweepResult) -> list[str]:
-    headers = ["group", "shape", "dim", "dtype", "mt µs", "GB/s", "% copy", "check"]
+    with_kernel = any(math.isfinite(t.kernel_us)
+                      for c in sweep.cases for t in [c.minitensor, *c.contenders.values()])
+    unit = "µs (kernel)" if with_kernel else "µs"
+    headers = ["group", "shape", "dim", "dtype", f"mt {unit}", "GB/s", "% copy", "check", "× best"]
     for name in sweep.contender_names:
         label = CONTENDER_LABELS.get(name, name)
-        headers += [f"{label} µs", f"vs {label}"]
+        headers += [f"{label} {unit}", f"vs {label}"]
     return headers
 
 
 def _table_row(sweep: SweepResult, case: CaseResult) -> list[str]:
     typed = case.typed
     row = [typed.case.group, typed.case.shape_text, str(typed.case.dim), typed.dtype,
-           fmt(case.minitensor.us), fmt(case.minitensor.gbs), fmt(case.pct_of_copy, 0),
-           case.check.status]
+           _time_cell(case.minitensor), fmt(case.minitensor.gbs), fmt(case.pct_of_copy, 0),
+           case.check.status, _ratio_cell(case.speedup_over_best)]
     for name in sweep.contender_names:
         other = case.contenders.get(name)
-        row += [fmt(other.us) if other else "n/a", fmt(case.speedup_over(name), 2) + "x"
-                if math.isfinite(case.speedup_over(name)) else "n/a"]
+        row += [_time_cell(other) if other else "n/a", _ratio_cell(case.speedup_over(name))]
     return row
 
 
@@ -73,9 +87,29 @@ def speedup_summary(sweep: SweepResult) -> list[str]:
             by_group[case.typed.case.group].append(case.speedup_over(name))
         overall = geometric_mean(v for values in by_group.values() for v in values)
         counted = sum(1 for values in by_group.values() for v in values if math.isfinite(v))
+        if not counted:
+            lines.append(f"speed-up over {name}: no case (see the notes for why)")
+            continue
         parts = [f"{group} {fmt(geometric_mean(values), 2)}x" for group, values in by_group.items()]
         lines.append(f"speed-up over {name} (geomean of {name} time / minitensor time): "
                      f"overall {fmt(overall, 2)}x over {counted} cases; " + ", ".join(parts))
+    return lines
+
+
+def dtype_summary(sweep: SweepResult) -> list[str]:
+    """Per dtype: the geometric mean of `× best`, the cases where minitensor is at least as fast
+    as every contender that ran, and the mean % of copy bandwidth."""
+    lines = []
+    for dtype in dict.fromkeys(c.typed.dtype for c in sweep.cases):
+        cases = [c for c in sweep.cases if c.typed.dtype == dtype]
+        versus_best = [c.speedup_over_best for c in cases if math.isfinite(c.speedup_over_best)]
+        at_least_as_fast = sum(1 for v in versus_best if v >= 1.0)
+        pcts = [c.pct_of_copy for c in cases if math.isfinite(c.pct_of_copy)]
+        mean_pct = sum(pcts) / len(pcts) if pcts else math.nan
+        lines.append(f"{dtype}: × best geomean {fmt(geometric_mean(versus_best), 2)}x over {len(versus_best)} "
+                     f"cases with a contender; minitensor at least as fast as every contender in "
+                     f"{at_least_as_fast} of {len(versus_best)}; mean {fmt(mean_pct, 0)}% of copy bandwidth "
+                     f"over {len(pcts)} cases")
     return lines
 
 
@@ -101,8 +135,15 @@ def contender_notes(sweep: SweepResult) -> list[str]:
         for name, timing in case.contenders.items():
             if timing.note:
                 seen[f"{name}: {timing.note}"].append(label)
+        for name, timing in [("minitensor", case.minitensor), *case.contenders.items()]:
+            if timing.kernel_note:
+                seen[f"{name} kernel time: {timing.kernel_note}"].append(label)
     return [f"{reason} ({len(where)} case{'s' if len(where) > 1 else ''}, e.g. {where[0]})"
             for reason, where in seen.items()]
+
+
+def _tensors_moved(sweep: SweepResult) -> int:
+    return sweep.cases[0].typed.tensors_moved if sweep.cases else 2
 
 
 def softmax_report(sweep: SweepResult) -> str:
@@ -114,9 +155,11 @@ def softmax_report(sweep: SweepResult) -> str:
         "",
         softmax_table(sweep),
         "",
-        "GB/s = 2 x numel x itemsize / median time; % copy = GB/s / copy bandwidth; "
-        "vs X = X's time / minitensor's time (> 1: minitensor faster)",
+        f"GB/s = {_tensors_moved(sweep)} x numel x itemsize / median time; % copy = GB/s / copy bandwidth; "
+        "vs X = X's time / minitensor's time (> 1: minitensor faster); × best = the fastest contender's "
+        "time / minitensor's",
         *speedup_summary(sweep),
+        *dtype_summary(sweep),
         bandwidth_summary(sweep),
         *(f"n/a or check detail: {n}" for n in contender_notes(sweep)),
         f"correctness: {len(sweep.cases) - len(failures)} of {len(sweep.cases)} cases pass"
@@ -126,25 +169,34 @@ def softmax_report(sweep: SweepResult) -> str:
     return "\n".join(lines)
 
 
+def _csv_note(timing: Timing) -> str:
+    kernel = f"kernel time: {timing.kernel_note}" if timing.kernel_note else ""
+    return "; ".join(n for n in (timing.note, kernel) if n)
+
+
 def softmax_csv_rows(sweep: SweepResult) -> tuple[list[str], list[list[object]]]:
-    headers = ["group", "shape", "dim", "dtype", "numel", "traffic_bytes", "minitensor_us", "minitensor_gbs",
-               "minitensor_pct_copy_bw", "minitensor_reps", "check", "max_error", "tolerance", "check_detail"]
+    """One row per case. `<name>_us` is the median CUDA-event time (what GB/s and the ratios
+    use), `<name>_kernel_us` the profiler's device time of the call's kernels."""
+    headers = ["group", "shape", "dim", "dtype", "numel", "traffic_bytes", "minitensor_us", "minitensor_kernel_us",
+               "minitensor_gbs", "minitensor_pct_copy_bw", "minitensor_reps", "minitensor_note", "check", "max_error",
+               "tolerance", "check_detail", "x_best", "best_contender"]
     for name in sweep.contender_names:
-        headers += [f"{name}_us", f"{name}_gbs", f"{name}_reps", f"speedup_vs_{name}", f"{name}_note"]
+        headers += [f"{name}_us", f"{name}_kernel_us", f"{name}_gbs", f"{name}_reps", f"speedup_vs_{name}",
+                    f"{name}_note"]
     headers += ["copy_bw_gbs", "device", "op"]
     rows = []
     for case in sweep.cases:
-        t = case.typed
+        t, own = case.typed, case.minitensor
         row: list[object] = [t.case.group, t.case.shape_text, t.case.dim, t.dtype, t.case.numel, t.traffic_bytes,
-                             case.minitensor.us, case.minitensor.gbs, case.pct_of_copy, case.minitensor.reps,
-                             case.check.status, format_error(case.check), case.check.tolerance,
-                             case.check.detail]
+                             own.us, own.kernel_us, own.gbs, case.pct_of_copy, own.reps, _csv_note(own),
+                             case.check.status, format_error(case.check), case.check.tolerance, case.check.detail,
+                             case.speedup_over_best, case.fastest_contender or ""]
         for name in sweep.contender_names:
             other = case.contenders.get(name)
             if other is None:
-                row += ["", "", "", "", ""]
+                row += ["", "", "", "", "", ""]
             else:
-                row += [other.us, other.gbs, other.reps, case.speedup_over(name), other.note]
+                row += [other.us, other.kernel_us, other.gbs, other.reps, case.speedup_over(name), _csv_note(other)]
         row += [sweep.copy_gbs, sweep.device_name, sweep.op_name]
         rows.append(row)
     return headers, rows
@@ -174,18 +226,22 @@ def read_softmax_csv(paths: Sequence[Path]) -> SweepResult:
     for path in paths:
         with open(path, newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
-                names = [h[: -len("_us")] for h in row if h.endswith("_us") and h != "minitensor_us"]
+                names = [h[: -len("_us")] for h in row
+                         if h.endswith("_us") and not h.endswith("_kernel_us") and h != "minitensor_us"]
                 contender_names += [n for n in names if n not in contender_names]
                 device, op = device or row["device"], op or row["op"]
                 copy_gbs = _number(row["copy_bw_gbs"]) if math.isnan(copy_gbs) else copy_gbs
-                typed = TypedCase(Case(row["group"], tuple(int(v) for v in row["shape"].split("x")),
-                                       int(row["dim"])), row["dtype"])
+                case = Case(row["group"], tuple(int(v) for v in row["shape"].split("x")), int(row["dim"]))
+                tensor_bytes = case.numel * ITEMSIZE[row["dtype"]]
+                typed = TypedCase(case, row["dtype"], tensors_moved=int(row["traffic_bytes"]) // tensor_bytes)
                 own = Timing(us=_number(row["minitensor_us"]), gbs=_number(row["minitensor_gbs"]),
-                             reps=int(row["minitensor_reps"] or 0))
+                             reps=int(row["minitensor_reps"] or 0), note=row.get("minitensor_note", ""),
+                             kernel_us=_number(row.get("minitensor_kernel_us", "")))
                 check = Check(row["check"], _number(row["max_error"]), _number(row["tolerance"]),
                               row["check_detail"])
                 others = {n: Timing(us=_number(row[f"{n}_us"]), gbs=_number(row[f"{n}_gbs"]),
-                                    reps=int(row[f"{n}_reps"] or 0), note=row[f"{n}_note"]) for n in names}
+                                    reps=int(row[f"{n}_reps"] or 0), note=row[f"{n}_note"],
+                                    kernel_us=_number(row.get(f"{n}_kernel_us", ""))) for n in names}
                 cases.append(CaseResult(typed, own, check, _number(row["minitensor_pct_copy_bw"]), others))
     return SweepResult(device_name=device, device_kind="", op_name=op or "softmax", copy_gbs=copy_gbs,
                        copy_method="from CSV", contender_names=contender_names, cases=cases)

@@ -15,10 +15,14 @@ NAN = float("nan")
 class Timing:
     """One implementation on one case. note says why the numbers are missing, if they are."""
 
-    us: float = NAN
+    us: float = NAN  # median per-call time from CUDA events (or the host clock on a CPU)
     gbs: float = NAN
     reps: int = 0
     note: str = ""
+    # The median per call of the device time of the call's own kernels, from the CUDA profiler
+    # (NaN where not measured); kernel_note says why it is missing when it was tried.
+    kernel_us: float = NAN
+    kernel_note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -39,6 +43,19 @@ class CaseResult:
         if other is None or not other.ok or not self.minitensor.ok:
             return NAN
         return other.us / self.minitensor.us
+
+    @property
+    def fastest_contender(self) -> str | None:
+        """The contender with the shortest median time on this case (None if none ran)."""
+        timed = [(timing.us, name) for name, timing in self.contenders.items() if timing.ok]
+        return min(timed)[1] if timed else None
+
+    @property
+    def speedup_over_best(self) -> float:
+        """`× best`: the fastest contender's time over minitensor's (>= 1: minitensor is at
+        least as fast as every contender that ran; NaN if none ran)."""
+        best = self.fastest_contender
+        return NAN if best is None else self.speedup_over(best)
 
 
 @dataclass

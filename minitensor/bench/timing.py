@@ -125,6 +125,7 @@ class MeasureConfig:
     min_reps: int = 3  # never fewer, however slow a run is
     warmup: int = 3  # untimed runs first: lazy allocation, autotuning, compilation, clocks
     budget_s: float = 1.0  # rough cap on the timed runs of one function (flushes included)
+    profile_calls: int = 20  # calls under the CUDA profiler for the kernel-time column (0: none)
 
 
 @dataclass
