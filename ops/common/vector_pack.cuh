@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/half.h"
@@ -23,10 +24,57 @@ struct alignas(sizeof(T) * N) Pack {
 
 inline bool is_aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Whole-pack moves. Copying a Pack of 16-bit elements by value moves it as N 2-byte pieces
+// (nvcc does not merge them: eight loads where one would do); these move it as one access of
+// the pack's size. Every load or store of a pack from memory goes through them.
+template <int Bytes> struct PackWord;
+template <> struct PackWord<16> { using type = uint4; };
+template <> struct PackWord<8> { using type = uint2; };
+template <> struct PackWord<4> { using type = uint32_t; };
+template <> struct PackWord<2> { using type = uint16_t; };
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_whole(const Pack<T, N>* src) {
+  using W = typename PackWord<sizeof(Pack<T, N>)>::type;
+  const W w = *reinterpret_cast<const W*>(src);
+  Pack<T, N> p;
+  memcpy(&p, &w, sizeof(p));  // a reinterpretation of registers, no memory traffic
+  return p;
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p) {
+  using W = typename PackWord<sizeof(Pack<T, N>)>::type;
+  W w;
+  memcpy(&w, &p, sizeof(p));
+  *reinterpret_cast<W*>(dst) = w;
+}
+
+// 16-bit -> float two at a time from 32-bit words: one instruction per value, no extraction of
+// the halves first.
 template <int N, typename T, typename A>
 __device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
+  if constexpr (N % 2 == 0 && std::is_same_v<A, float> &&
+                (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
+    uint32_t w[N / 2];
+    memcpy(w, &p, sizeof(w));
 #pragma unroll
-  for (int j = 0; j < N; ++j) out[j] = static_cast<A>(p.v[j]);
+    for (int i = 0; i < N / 2; ++i) {
+      if constexpr (std::is_same_v<T, Half>) {
+        __half2 h;
+        memcpy(&h, &w[i], 4);
+        const float2 f = __half22float2(h);
+        out[2 * i] = f.x;
+        out[2 * i + 1] = f.y;
+      } else {
+        out[2 * i] = __uint_as_float(w[i] << 16);
+        out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = static_cast<A>(p.v[j]);
+  }
 }
 
 // float -> 16-bit converts two values per instruction (cvt.rn.f16x2.f32 / .bf16x2, sm_80+):
@@ -38,19 +86,18 @@ __device__ __forceinline__ Pack<T, N> pack_of(const A (&in)[N]) {
                           (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (kPairs) {
+    uint32_t w[N / 2];
 #pragma unroll
     for (int j = 0; j < N; j += 2) {
-      uint32_t bits;
       if constexpr (std::is_same_v<T, Half>) {
         const __half2 h = __floats2half2_rn(in[j], in[j + 1]);
-        bits = *reinterpret_cast<const uint32_t*>(&h);
+        memcpy(&w[j / 2], &h, 4);
       } else {
         const __nv_bfloat162 h = __floats2bfloat162_rn(in[j], in[j + 1]);
-        bits = *reinterpret_cast<const uint32_t*>(&h);
+        memcpy(&w[j / 2], &h, 4);
       }
-      p.v[j].bits = uint16_t(bits & 0xffffu);
-      p.v[j + 1].bits = uint16_t(bits >> 16);
     }
+    memcpy(&p, w, sizeof(w));
   } else
 #endif
   {
@@ -66,7 +113,7 @@ __device__ __forceinline__ Pack<T, N> pack_of(const A (&in)[N]) {
 template <int N, typename T, typename A, typename I>
 __device__ __forceinline__ void load_pack(const T* row, I col, I end, bool vec, A (&out)[N], A fill) {
   if (vec && col + N <= end) {
-    unpack<N>(*reinterpret_cast<const Pack<T, N>*>(row + col), out);
+    unpack<N>(load_whole(reinterpret_cast<const Pack<T, N>*>(row + col)), out);
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j)
@@ -77,7 +124,7 @@ __device__ __forceinline__ void load_pack(const T* row, I col, I end, bool vec, 
 template <int N, typename T, typename A, typename I>
 __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const A (&in)[N]) {
   if (vec && col + N <= end) {
-    *reinterpret_cast<Pack<T, N>*>(row + col) = pack_of<T>(in);
+    store_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j)
@@ -90,7 +137,7 @@ template <int N, typename T, typename I>
 __device__ __forceinline__ Pack<T, N> load_raw(const T* row, I col, I end, bool vec) {
   Pack<T, N> p;
   if (vec && col + N <= end) {
-    p = *reinterpret_cast<const Pack<T, N>*>(row + col);
+    p = load_whole(reinterpret_cast<const Pack<T, N>*>(row + col));
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j) p.v[j] = col + j < end ? row[col + j] : T(0.0f);

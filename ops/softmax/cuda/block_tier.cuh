@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       for (int u = 0; u < U; ++u) {
         const int p = p0 + u * bd;
         if (p < npk) {
-          buf_a[p] = pa[u];
-          if constexpr (Bwd) buf_b[p] = pb[u];
+          store_whole(&buf_a[p], pa[u]);
+          if constexpr (Bwd) store_whole(&buf_b[p], pb[u]);
 #pragma unroll
           for (int j = 0; j < N; ++j) {
             if (p * N + j < end) {
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       if constexpr (kCluster) m = cluster_allreduce(m, MaxOp(), A(-INFINITY), slots, parity);
       A s = 0;
       for (int p = threadIdx.x; p < npk; p += bd) {
-        const P v = buf_a[p];
+        const P v = load_whole(&buf_a[p]);
 #pragma unroll
         for (int j = 0; j < N; ++j)
           if (p * N + j < end) s += elem_exp<kFast>(A(v.v[j]) - m);
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
       const A coef = fwd_coef<Log>(s, m);
       for (int p = threadIdx.x; p < npk; p += bd) {
-        const P v = buf_a[p];
+        const P v = load_whole(&buf_a[p]);
         A o[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) o[j] = fwd_out<Log, kFast>(A(v.v[j]), m, coef);
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       A s = block_allreduce(acc, SumOp(), A(0), scratch);
       if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
       for (int p = threadIdx.x; p < npk; p += bd) {
-        const P y = buf_a[p], dy = buf_b[p];
+        const P y = load_whole(&buf_a[p]), dy = load_whole(&buf_b[p]);
         A o[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(A(y.v[j]), A(dy.v[j]), s);

@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(kInnerThreads)
         const int64_t ai = a0 + int64_t(u) * TY;
         if (ai < axis) {
           if (onchip) {
-            cache_a[ai * TX + tx] = pa[u];
-            if constexpr (Bwd) cache_b[ai * TX + tx] = pb[u];
+            store_whole(&cache_a[ai * TX + tx], pa[u]);
+            if constexpr (Bwd) store_whole(&cache_b[ai * TX + tx], pb[u]);
           }
           if constexpr (Bwd) {
 #pragma unroll
@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(kInnerThreads)
       const int64_t off = base + ai * inner;
       P pa, pb;
       if (onchip) {
-        pa = cache_a[ai * TX + tx];
-        if constexpr (Bwd) pb = cache_b[ai * TX + tx];
+        pa = load_whole(&cache_a[ai * TX + tx]);
+        if constexpr (Bwd) pb = load_whole(&cache_b[ai * TX + tx]);
       } else {
         pa = load_raw<N>(a + off, col, inner, vec);
         if constexpr (Bwd) pb = load_raw<N>(b + off, col, inner, vec);

@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       A tmp[N];
       if (vec) {
         if (mine) {
-          unpack<N>(*slot(stage, 0, p), tmp);
+          unpack<N>(load_whole(slot(stage, 0, p)), tmp);
         } else {
 #pragma unroll
           for (int j = 0; j < N; ++j) tmp[j] = fill;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       if constexpr (Bwd) {
         if (vec) {
           if (mine) {
-            unpack<N>(*slot(stage, 1, p), tmp);
+            unpack<N>(load_whole(slot(stage, 1, p)), tmp);
           } else {
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = A(0);
