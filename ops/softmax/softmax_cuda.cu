@@ -64,7 +64,7 @@ int row_ring_stages(int threads, int packs) {
 }
 
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
-void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int64_t chunk, int lanes_log2,
+void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t grid, bool vec, cudaStream_t stream) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
   const int stages = row_ring_stages<Bwd>(threads, PACKS);
@@ -93,7 +93,7 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
   auto run = [&](auto packs_c) {
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
-      launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, npk, log2_exact(lanes),
+      launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, int(npk), log2_exact(lanes),
                                                       kLanesTierThreads, grid, vec, stream);
   };
   switch (packs) {
@@ -236,7 +236,7 @@ template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool vec,
                              cudaStream_t stream) {
   constexpr int N = pack_size<T>();
-  const int64_t chunk = ceil_div(ceil_div(cols, N), cs);
+  const int chunk = int(ceil_div(ceil_div(cols, N), cs));
   const int threads = int(ceil_div(ceil_div(chunk, PACKS), 32) * 32);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
@@ -261,7 +261,7 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
     const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
-    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, npk, 0, threads, rows, vec,
+    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, rows, vec,
                                                          stream);
     return true;
   }

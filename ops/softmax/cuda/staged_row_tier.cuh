@@ -55,11 +55,11 @@ inline int64_t row_ring_bytes(int stages, int threads, int packs) {
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
-// (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes).
+// (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads)
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
-                              T* __restrict__ out, int64_t rows, int64_t cols, int64_t chunk,
+                              T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
@@ -73,30 +73,35 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   __shared__ ClusterSlots<MaxSum<A>> slots;
   int parity = 0, red_parity = 0;
 
-  // This thread owns packs first + p * step + t (p < PACKS) of rows group, group + ngroups, ...;
-  // `lead` is the row of the first group of its warp, which decides when the warp stops (every
-  // lane must reach every shuffle).
-  int t, step;
-  int64_t group, lead, ngroups, first = 0;
+  // This thread owns the packs at columns col0 + p * step (p < PACKS) of rows group,
+  // group + ngroups, ...; `lead` is the row of the first group of its warp, which decides when
+  // the warp stops (every lane must reach every shuffle).
+  int col0, step;
+  int64_t group, lead, ngroups;
   const int lanes = 1 << lanes_log2;
+  int first = 0;  // the block's first pack
   if constexpr (G == RowGroup::kLanes) {
     const int per_block = int(blockDim.x) >> lanes_log2;
-    t = threadIdx.x & (lanes - 1);
-    step = lanes;
+    col0 = (threadIdx.x & (lanes - 1)) * N;
+    step = lanes * N;
     group = int64_t(blockIdx.x) * per_block + (threadIdx.x >> lanes_log2);
     lead = int64_t(blockIdx.x) * per_block + ((threadIdx.x >> 5) << (5 - lanes_log2));
     ngroups = int64_t(gridDim.x) * per_block;
   } else {
     unsigned cs = 1, rank = 0;
     if constexpr (G == RowGroup::kCluster) rank = cluster_rank_and_size(cs);
-    t = threadIdx.x;
-    step = blockDim.x;
-    first = int64_t(rank) * chunk;
+    first = int(rank) * chunk;
+    col0 = (first + int(threadIdx.x)) * N;
+    step = int(blockDim.x) * N;
     group = lead = blockIdx.x / cs;
     ngroups = gridDim.x / cs;
   }
-  const int64_t npk = (cols + N - 1) / N;
-  const int64_t last = min(npk, first + chunk);  // this block's packs: [first, last)
+  // Which of this thread's packs lie in the block's part of the row (the same in every row).
+  const int col_end = int(min(cols, int64_t(first + chunk) * N));
+  unsigned owned = 0;
+#pragma unroll
+  for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
+
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
   };
@@ -104,12 +109,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto prefetch = [&](int64_t it, int stage) {
     const int64_t row = group + it * ngroups;
     if (vec && row < rows) {
+      const T* ra = a + row * cols + col0;
+      const T* rb = Bwd ? b + row * cols + col0 : nullptr;
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
-        const int64_t q = first + p * step + t;
-        if (q < last) {
-          cp_async16(slot(stage, 0, p), a + row * cols + q * N);
-          if constexpr (Bwd) cp_async16(slot(stage, 1, p), b + row * cols + q * N);
+        if (owned >> p & 1u) {
+          cp_async16(slot(stage, 0, p), ra + p * step);
+          if constexpr (Bwd) cp_async16(slot(stage, 1, p), rb + p * step);
         }
       }
     }
@@ -123,35 +129,39 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     cp_async_wait(stages - 1);  // this iteration's batch has landed
     const int64_t row = group + it * ngroups;
     const bool live = row < rows;
+    const unsigned mine = live ? owned : 0u;
+    const T* ra = a + row * cols;
+    const T* rb = Bwd ? b + row * cols : nullptr;
+    T* ro = out + row * cols;
     A va[K], vb[Bwd ? K : 1];
 #pragma unroll
     for (int p = 0; p < PACKS; ++p) {
-      const int64_t q = first + p * step + t;
-      const bool mine = live && q < last;
+      const int col = col0 + p * step;
+      const bool here = mine >> p & 1u;
       const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
       A tmp[N];
       if (vec) {
-        if (mine) {
+        if (here) {
           unpack<N>(load_whole(slot(stage, 0, p)), tmp);
         } else {
 #pragma unroll
           for (int j = 0; j < N; ++j) tmp[j] = fill;
         }
       } else {
-        load_pack<N>(a + row * cols, q * N, mine ? cols : 0, false, tmp, fill);
+        load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
       }
 #pragma unroll
       for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
       if constexpr (Bwd) {
         if (vec) {
-          if (mine) {
+          if (here) {
             unpack<N>(load_whole(slot(stage, 1, p)), tmp);
           } else {
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = A(0);
           }
         } else {
-          load_pack<N>(b + row * cols, q * N, mine ? cols : 0, false, tmp, A(0));
+          load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
         }
 #pragma unroll
         for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
@@ -189,17 +199,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         coef = fwd_coef<Log>(s, m);
         scale = coef;
       }
-      if (live) {
 #pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-          const int64_t q = first + p * step + t;
-          if (q < last) {
-            A o[N];
+      for (int p = 0; p < PACKS; ++p) {
+        if (mine >> p & 1u) {
+          A o[N];
 #pragma unroll
-            for (int j = 0; j < N; ++j)
-              o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            store_pack<N>(out + row * cols, q * N, cols, vec, o);
-          }
+          for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
+          store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
         }
       }
     } else {
@@ -209,16 +215,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
       if constexpr (G == RowGroup::kCluster)
         s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity).s;
-      if (live) {
 #pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-          const int64_t q = first + p * step + t;
-          if (q < last) {
-            A o[N];
+      for (int p = 0; p < PACKS; ++p) {
+        if (mine >> p & 1u) {
+          A o[N];
 #pragma unroll
-            for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
-            store_pack<N>(out + row * cols, q * N, cols, vec, o);
-          }
+          for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
+          store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
         }
       }
     }
