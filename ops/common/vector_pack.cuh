@@ -50,6 +50,23 @@ __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p
   *reinterpret_cast<W*>(dst) = w;
 }
 
+// A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a
+// row from shared memory on every pass instead of holding it in registers, where the compiler
+// would otherwise keep the first pass's values live (and spill them).
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
+  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
+  uint4 w;
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(src));
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+               : "r"(addr)
+               : "memory");
+  Pack<T, N> p;
+  memcpy(&p, &w, sizeof(p));
+  return p;
+}
+
 // 16-bit -> float two at a time from 32-bit words: one instruction per value, no extraction of
 // the halves first.
 template <int N, typename T, typename A>

@@ -32,12 +32,20 @@ enum class RowGroup { kLanes, kBlock, kCluster };
 constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
+// Whether the forward re-reads rows from the ring instead of holding them in registers.
+template <typename T, bool Bwd>
+constexpr bool reads_ring() {
+  return !Bwd && sizeof(T) <= 4;
+}
+
 // Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
 // doubles; `Wide` doubles that, so that one block of 1024 threads holds a row of 32K values
 // without a cluster (each cluster barrier costs a row's worth of time). The backward holds y
-// and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.)
+// and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.) A
+// forward that re-reads the ring holds no values: wide is 64 values of 16-bit data.
 template <typename T, bool Bwd, bool Wide>
 constexpr int block_row_packs() {
+  if (sizeof(T) == 2 && reads_ring<T, Bwd>()) return Wide ? 8 : 2;
   return (sizeof(T) == 4 ? 4 : 2) * (Wide ? 2 : 1) / (Bwd ? 2 : 1);
 }
 
@@ -56,8 +64,11 @@ inline int64_t row_ring_bytes(int stages, int threads, int packs) {
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
+// The lanes tier's ring-reading forward is capped at 64 registers (4 blocks an SM): uncapped,
+// the compiler kept a row's values live across the passes that re-read them.
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
-__global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads)
+__global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
+                                  G == RowGroup::kLanes && reads_ring<T, Bwd>() ? 4 : 1)
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
@@ -66,6 +77,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   constexpr int N = pack_size<T>();
   constexpr int K = PACKS * N;
   constexpr int kTensors = Bwd ? 2 : 1;
+  // Forward (not float64): the row is not copied into registers; each pass (max, sum, output)
+  // reads it from the ring again and converts it again, so a thread holds any number of values
+  // without spilling (32 floats a thread spilled at 1024 threads a block), at the price of a
+  // second exp per element (float64's exp is too dear for that).
+  constexpr bool kFromRing = reads_ring<T, Bwd>();
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
@@ -118,8 +134,80 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           if constexpr (Bwd) cp_async16(slot(stage, 1, p), rb + p * step);
         }
       }
+    } else if (kFromRing && row < rows) {
+      // A misaligned row goes through the ring too, element by element (and not ahead of time:
+      // these loads complete before the thread goes on). Past the end: -inf, which adds nothing.
+      const T* ra = a + row * cols;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        if (owned >> p & 1u) {
+          const int col = col0 + p * step;
+          P pk;
+#pragma unroll
+          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(-INFINITY);
+          store_whole(slot(stage, 0, p), pk);
+        }
+      }
     }
     cp_async_commit();
+  };
+
+  // The group's reduction of one value per thread: shuffles within the lanes; a block's warps
+  // meet in shared memory after a single barrier.
+  auto group_reduce = [&](A v, auto op) {
+    if constexpr (G == RowGroup::kLanes)
+      return warp_allreduce(v, op, lanes);
+    else
+      return block_allreduce_one_barrier(v, op, partials, red_parity);
+  };
+  // For a cluster: the row's (max, sum) from the block's, through distributed shared memory.
+  // Gives the constant the output needs (fwd_coef) and the factor from exp(x - block max) to
+  // exp(x - row max); `m` becomes the row's max.
+  auto row_stats = [&](A& m, A s, A& coef, A& scale) {
+    if constexpr (G == RowGroup::kCluster) {
+      const MaxSum<A> st =
+          cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, parity);
+      coef = fwd_coef<Log>(st.s, st.m);
+      scale = m == st.m ? coef : coef * acc_exp(m - st.m);
+      m = st.m;
+    } else {
+      coef = fwd_coef<Log>(s, m);
+      scale = coef;
+    }
+  };
+  // The forward of one row from its ring stage (kFromRing): three passes over the stage.
+  auto ring_row_forward = [&](int stage, unsigned mine, T* ro) {
+    auto each_pack = [&](auto&& fn) {
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        if (mine >> p & 1u) {
+          A x[N];
+          unpack<N>(reload_shared(slot(stage, 0, p)), x);
+          fn(p, x);
+        }
+      }
+    };
+    A mt = A(-INFINITY);
+    each_pack([&](int, const A(&x)[N]) { mt = nan_max(mt, tree_reduce(x, MaxOp())); });
+    A m = group_reduce(mt, MaxOp());
+    const ShiftedExp<kFast, A> ex(m);
+    A st = 0;
+    if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
+      each_pack([&](int, const A(&x)[N]) {
+        A e[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
+        st += tree_reduce(e, SumOp());
+      });
+    }
+    A coef, scale;
+    row_stats(m, group_reduce(st, SumOp()), coef, scale);
+    each_pack([&](int p, const A(&x)[N]) {
+      A o[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j) o[j] = Log ? x[j] - m - coef : ex(x[j]) * scale;
+      store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+    });
   };
 
   for (int s = 0; s + 1 < stages; ++s) prefetch(s, s);
@@ -133,95 +221,81 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     const T* ra = a + row * cols;
     const T* rb = Bwd ? b + row * cols : nullptr;
     T* ro = out + row * cols;
-    A va[K], vb[Bwd ? K : 1];
+    if constexpr (kFromRing) {
+      ring_row_forward(stage, mine, ro);
+    } else {
+      A va[K], vb[Bwd ? K : 1];
 #pragma unroll
-    for (int p = 0; p < PACKS; ++p) {
-      const int col = col0 + p * step;
-      const bool here = mine >> p & 1u;
-      const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
-      A tmp[N];
-      if (vec) {
-        if (here) {
-          unpack<N>(load_whole(slot(stage, 0, p)), tmp);
-        } else {
-#pragma unroll
-          for (int j = 0; j < N; ++j) tmp[j] = fill;
-        }
-      } else {
-        load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
-      }
-#pragma unroll
-      for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
-      if constexpr (Bwd) {
+      for (int p = 0; p < PACKS; ++p) {
+        const int col = col0 + p * step;
+        const bool here = mine >> p & 1u;
+        const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
+        A tmp[N];
         if (vec) {
           if (here) {
-            unpack<N>(load_whole(slot(stage, 1, p)), tmp);
+            unpack<N>(load_whole(slot(stage, 0, p)), tmp);
           } else {
 #pragma unroll
-            for (int j = 0; j < N; ++j) tmp[j] = A(0);
+            for (int j = 0; j < N; ++j) tmp[j] = fill;
           }
         } else {
-          load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
+          load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
         }
 #pragma unroll
-        for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
+        for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
+        if constexpr (Bwd) {
+          if (vec) {
+            if (here) {
+              unpack<N>(load_whole(slot(stage, 1, p)), tmp);
+            } else {
+#pragma unroll
+              for (int j = 0; j < N; ++j) tmp[j] = A(0);
+            }
+          } else {
+            load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
+          }
+#pragma unroll
+          for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
+        }
       }
-    }
 
-    // The group's reduction of one value per thread: shuffles within the lanes; a block's warps
-    // meet in shared memory after a single barrier.
-    auto group_reduce = [&](A v, auto op) {
-      if constexpr (G == RowGroup::kLanes)
-        return warp_allreduce(v, op, lanes);
-      else
-        return block_allreduce_one_barrier(v, op, partials, red_parity);
-    };
-    if constexpr (!Bwd) {
-      // The group's max m (for a cluster: the block's), then e = exp(x - m) and its sum s. A
-      // group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf) = NaN, so
-      // that it adds nothing to a cluster's sum (a whole row of -inf still gives NaN, through
-      // fwd_coef).
-      A m = group_reduce(tree_reduce(va, MaxOp()), MaxOp());
-      A e[K];
-      const ShiftedExp<kFast, A> ex(m);
+      if constexpr (!Bwd) {
+        // The group's max m (for a cluster: the block's), then e = exp(x - m) and its sum s. A
+        // group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf) = NaN, so
+        // that it adds nothing to a cluster's sum (a whole row of -inf still gives NaN, through
+        // fwd_coef).
+        A m = group_reduce(tree_reduce(va, MaxOp()), MaxOp());
+        A e[K];
+        const ShiftedExp<kFast, A> ex(m);
 #pragma unroll
-      for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
-      A s = group_reduce(tree_reduce(e, SumOp()), SumOp());
-      A scale, coef;  // y = e * scale, or log y = x - m - coef
-      if constexpr (G == RowGroup::kCluster) {
-        // The blocks' (max, sum) pairs meet once through distributed shared memory.
-        const MaxSum<A> st =
-            cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, parity);
-        coef = fwd_coef<Log>(st.s, st.m);
-        scale = m == st.m ? coef : coef * acc_exp(m - st.m);
-        m = st.m;
-      } else {
-        coef = fwd_coef<Log>(s, m);
-        scale = coef;
-      }
+        for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
+        A s = group_reduce(tree_reduce(e, SumOp()), SumOp());
+        A scale, coef;  // y = e * scale, or log y = x - m - coef
+        row_stats(m, s, coef, scale);
 #pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-        if (mine >> p & 1u) {
-          A o[N];
+        for (int p = 0; p < PACKS; ++p) {
+          if (mine >> p & 1u) {
+            A o[N];
 #pragma unroll
-          for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-          store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
+            store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+          }
         }
-      }
-    } else {
-      A terms[K];
+      } else {
+        A terms[K];
 #pragma unroll
-      for (int k = 0; k < K; ++k) terms[k] = bwd_term<Log>(va[k], vb[k]);
-      A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
-      if constexpr (G == RowGroup::kCluster)
-        s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity).s;
+        for (int k = 0; k < K; ++k) terms[k] = bwd_term<Log>(va[k], vb[k]);
+        A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
+        if constexpr (G == RowGroup::kCluster)
+          s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity).s;
 #pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-        if (mine >> p & 1u) {
-          A o[N];
+        for (int p = 0; p < PACKS; ++p) {
+          if (mine >> p & 1u) {
+            A o[N];
 #pragma unroll
-          for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
-          store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
+            store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+          }
         }
       }
     }
