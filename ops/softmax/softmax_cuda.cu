@@ -38,7 +38,8 @@ struct Ptrs {
 // forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
 // takes before rows move from the lanes tier to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the
 // fewest a lane takes, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and
-// cluster tiers has.
+// cluster tiers has, MT_SOFTMAX_PERSISTENT=0 launches a block for every row group instead of
+// the blocks that fit at once.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -70,8 +71,9 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   const int stages = row_ring_stages<Bwd>(threads, PACKS);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
+  static const bool persistent = env_int("MT_SOFTMAX_PERSISTENT", 1) != 0;
   const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
-  kernel<<<unsigned(std::min(grid, fill)), threads, smem, stream>>>(
+  kernel<<<unsigned(persistent ? std::min(grid, fill) : grid), threads, smem, stream>>>(
       static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
       chunk, lanes_log2, stages, vec);
   MT_CUDA_CHECK_LAUNCH();
@@ -85,7 +87,9 @@ template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
   const int64_t npk = ceil_div(cols, N);
-  static const int min_packs = env_int("MT_SOFTMAX_LANE_MIN_PACKS", lanes_row_max_packs<T, Bwd>() / 2);
+  static const int min_packs = std::clamp(
+      env_int("MT_SOFTMAX_LANE_MIN_PACKS", lanes_row_max_packs<T, Bwd>() / 2), 1,
+      lanes_row_max_packs<T, Bwd>());
   const int lanes = int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)), 1, 32));
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");

@@ -191,13 +191,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     each_pack([&](int, const A(&x)[N]) { mt = nan_max(mt, tree_reduce(x, MaxOp())); });
     A m = group_reduce(mt, MaxOp());
     const ShiftedExp<kFast, A> ex(m);
+    // float32 softmax writes exp(x - m) back over x in its own slot, so the output pass reads
+    // it instead of computing the (accurate, 8-instruction) exp again; 16-bit types cannot hold
+    // it without a second rounding, and their exp is two instructions.
+    constexpr bool kKeepExp = !Log && sizeof(T) == 4;
     A st = 0;
     if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-      each_pack([&](int, const A(&x)[N]) {
+      each_pack([&](int p, const A(&x)[N]) {
         A e[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
         st += tree_reduce(e, SumOp());
+        if constexpr (kKeepExp) store_whole(slot(stage, 0, p), pack_of<T>(e));
       });
     }
     A coef, scale;
@@ -205,7 +210,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     each_pack([&](int p, const A(&x)[N]) {
       A o[N];
 #pragma unroll
-      for (int j = 0; j < N; ++j) o[j] = Log ? x[j] - m - coef : ex(x[j]) * scale;
+      for (int j = 0; j < N; ++j) {
+        if constexpr (Log)
+          o[j] = x[j] - m - coef;
+        else
+          o[j] = (kKeepExp ? (m != A(-INFINITY) ? x[j] : ex(x[j])) : ex(x[j])) * scale;
+      }
       store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
