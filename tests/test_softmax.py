@@ -392,6 +392,20 @@ def test_cuda_tiers(case, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936)],
+                         ids=str)
+def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
+    """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster see
+    only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as torch)."""
+    data = random_input(rng, shape)
+    data[:, : int(shape[1] * 0.6)] = -np.inf
+    data[1, :] = -np.inf
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("case", [
     ("cols-1", (64, 1025), lambda t: t[:, 1:], 1),
     ("cols-3", (64, 1025), lambda t: t[:, 3:], 1),

@@ -205,6 +205,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if constexpr (kKeepExp) store_whole(slot(stage, 0, p), pack_of<T>(e));
       });
     }
+    // A block of a cluster whose part is all -inf outputs 0 (its exps are 0, not NaN), unless
+    // the whole row is -inf, which scale (NaN) turns into NaN.
+    const bool summed = m != A(-INFINITY);
     A coef, scale;
     row_stats(m, group_reduce(st, SumOp()), coef, scale);
     each_pack([&](int p, const A(&x)[N]) {
@@ -214,7 +217,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if constexpr (Log)
           o[j] = x[j] - m - coef;
         else
-          o[j] = (kKeepExp ? (m != A(-INFINITY) ? x[j] : ex(x[j])) : ex(x[j])) * scale;
+          o[j] = (summed ? (kKeepExp ? x[j] : ex(x[j])) : A(0)) * scale;
       }
       store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
