@@ -10,7 +10,7 @@ import math
 from collections import namedtuple
 
 from . import _C
-from .autograd.elementwise import (Abs, Add, Div, Exp, Log, Maximum, Mul, Neg, PowScalar, Relu,
+from .autograd.elementwise import (Abs, Add, Clamp, Div, Exp, Log, Maximum, Mul, Neg, PowScalar, Relu,
                                    Sigmoid, Sqrt, Sub, Tanh, Where)
 from .autograd.grad_mode import _mode
 from .autograd.linalg import LogSoftmax, Matmul, Softmax
@@ -22,12 +22,14 @@ Tensor = _C.Tensor
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 
-def add(input, other):
-    return Add.apply(input, other)
+def add(input, other, alpha=1):
+    """input + alpha * other."""
+    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
-def sub(input, other):
-    return Sub.apply(input, other)
+def sub(input, other, alpha=1):
+    """input - alpha * other."""
+    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
 def mul(input, other):
@@ -44,6 +46,16 @@ def pow(input, exponent):  # noqa: A001  (torch.pow)
         log_base = log(input) if isinstance(input, Tensor) else math.log(input)
         return exp(mul(exponent, log_base))
     return PowScalar.apply(input, exponent)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002  (torch's argument names)
+    """Each element limited to [min, max] (numbers or tensors, broadcast); NaN stays NaN."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
 
 
 def maximum(input, other):
@@ -178,7 +190,7 @@ def le(input, other):
 
 
 __all__ = [
-    "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
+    "abs", "add", "amax", "argmax", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
     "matmul", "max", "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "softmax", "softmax_impls", "sqrt",
     "sub", "sum", "tanh", "where",
 ]
