@@ -53,7 +53,7 @@ class Input:
             dtype = "float64"
         array = self.array.astype(np.float64) if dtype in FLOAT_NAMES else self.array
         if lib is torch:
-            t = torch.from_numpy(np.ascontiguousarray(array)).to(getattr(torch, dtype))
+            t = torch.from_numpy(np.array(array, order="C")).to(getattr(torch, dtype))  # keeps 0-d
         else:
             t = mt.tensor(array, dtype=getattr(mt, dtype))
         if self.requires_grad:

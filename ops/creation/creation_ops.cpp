@@ -27,7 +27,13 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
                 dtype_name(labels.dtype()));
   if (num_classes < 0) {
     MT_CHECK_VALUE(labels.numel() > 0, "Can not infer total number of classes from empty tensor.");
-    num_classes = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0] + 1;
+  }
+  if (labels.numel() > 0) {  // one look at the values on the host, as torch's CPU path does
+    const int64_t low = -amax(unary_op(UnaryCode::Neg, labels), std::nullopt, false).to(Device()).data<int64_t>()[0];
+    const int64_t high = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0];
+    if (low < 0) MT_THROW(RuntimeError, "Class values must be non-negative.");
+    if (num_classes < 0) num_classes = high + 1;
+    if (high >= num_classes) MT_THROW(RuntimeError, "Class values must be smaller than num_classes.");
   }
   const Tensor classes = arange(0, static_cast<double>(num_classes), 1, DType::Int64, labels.device());
   return binary_op(BinaryCode::Eq, labels.unsqueeze(-1), classes).to(DType::Int64);
