@@ -6,11 +6,10 @@ grad) or, for comparisons and argmax, of the C++ op directly (their results have
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 from . import _C
-from .autograd.elementwise import (Abs, Add, Clamp, Div, Exp, Log, Maximum, Mul, Neg, PowScalar, Relu,
+from .autograd.elementwise import (Abs, Add, Clamp, Div, Exp, Log, Maximum, Mul, Neg, Pow, PowScalar, Relu,
                                    Sigmoid, Sqrt, Sub, Tanh, Where)
 from .autograd.grad_mode import _mode
 from .autograd.linalg import LogSoftmax, Matmul, Softmax
@@ -41,10 +40,13 @@ def div(input, other):
 
 
 def pow(input, exponent):  # noqa: A001  (torch.pow)
-    """input ** exponent; a tensor exponent goes through exp(exponent * log(input)), so input > 0."""
+    """input ** exponent, element-wise; integer ** integer stays int64 (a negative Python int
+    exponent raises, as in torch); negative bases and 0 ** 0 are exact."""
     if isinstance(exponent, Tensor):
-        log_base = log(input) if isinstance(input, Tensor) else math.log(input)
-        return exp(mul(exponent, log_base))
+        return Pow.apply(input, exponent)
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pow() expects a tensor base or exponent, got {type(input).__name__} and "
+                        f"{type(exponent).__name__}")
     return PowScalar.apply(input, exponent)
 
 

@@ -48,14 +48,14 @@ class Input:
         self.requires_grad = requires_grad
 
     def build(self, lib, as_reference: bool):
-        dtype = self.dtype
-        if as_reference and dtype in FLOAT_NAMES:
-            dtype = "float64"
-        array = self.array.astype(np.float64) if dtype in FLOAT_NAMES else self.array
+        """The input in `lib`; as_reference: torch, the values rounded to the dtype, then float64."""
+        array = self.array.astype(np.float64) if self.dtype in FLOAT_NAMES else self.array
         if lib is torch:
-            t = torch.from_numpy(np.array(array, order="C")).to(getattr(torch, dtype))  # keeps 0-d
+            t = torch.from_numpy(np.array(array, order="C")).to(getattr(torch, self.dtype))  # keeps 0-d
+            if as_reference and self.dtype in FLOAT_NAMES:
+                t = t.double()
         else:
-            t = mt.tensor(array, dtype=getattr(mt, dtype))
+            t = mt.tensor(array, dtype=getattr(mt, self.dtype))
         if self.requires_grad:
             t.requires_grad_()
         return t

@@ -3,6 +3,8 @@ the input's shape (and cast back to its dtype when the op promoted it)."""
 
 from __future__ import annotations
 
+import math
+
 from .. import _C
 from .function import Function
 
@@ -94,22 +96,51 @@ class Div(Function):
 
 
 class PowScalar(Function):
-    """x ** p for a Python number p."""
+    """x ** p for a Python number p (an int p keeps an integer x integer, as in torch)."""
 
     @staticmethod
     def forward(ctx, x, exponent):
-        ctx.exponent = float(exponent)
+        ctx.exponent = exponent
         ctx.save_for_backward(x)
-        return _C.pow(x, float(exponent))
+        return _C.pow(x, exponent)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0.0:
+        if p == 0:
             return _C.zeros_like(grad), None
-        slope = _C.mul(_C.pow(x, p - 1.0), p) if p != 2.0 else _C.mul(x, 2.0)
+        slope = _C.mul(_C.pow(x, p - 1), p) if p != 2 else _C.mul(x, 2.0)
         return _C.mul(grad, slope), None
+
+
+class Pow(Function):
+    """a ** b with a tensor exponent (or a Python number base): the kernel's pow, exact for negative
+    bases with integral exponents and for 0 ** 0 (never exp(b * log a))."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.metas = (_meta(a), _meta(b))
+        out = _C.pow(a, b)
+        ctx.save_for_backward(a, b, out if (ctx.needs_input_grad or (False, False))[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        meta_a, meta_b = ctx.metas
+        grad_a = grad_b = None
+        if need_a:  # b * a^(b-1), 0 where b == 0 (torch's rule: no 0 * inf from 0^-1)
+            slope = _C.mul(_C.pow(a, _C.sub(b, 1) if isinstance(b, Tensor) else b - 1), b)
+            slope = _C.where(_C.eq(b, 0), 0.0, slope) if isinstance(b, Tensor) else slope
+            grad_a = _grad_for(_C.mul(grad, slope), meta_a)
+        if need_b:  # a^b * log(a), 0 where a == 0 and b >= 0
+            slope = _C.mul(out, _C.log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan"))
+            if isinstance(a, Tensor):
+                slope = _C.where(_C.mul(_C.eq(a, 0), _C.ge(b, 0)), 0.0, slope)
+            grad_b = _grad_for(_C.mul(grad, slope), meta_b)
+        return grad_a, grad_b
 
 
 class Maximum(Function):
