@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import _C
 from .. import _functions as F
 from .._C import one_hot
@@ -20,13 +22,18 @@ def linear(input, weight, bias=None):
     return out if bias is None else F.add(out, bias)
 
 
+def _size(tensor) -> str:
+    return f"torch.Size({list(tensor.shape)})"
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """The mean (or sum) of squared differences; input and target of the same shape."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"mse_loss: input {tuple(input.shape)} and target {tuple(target.shape)} must have "
-                         "the same shape")
+    if tuple(input.shape) != tuple(target.shape):  # broadcast, with torch's warning
+        warnings.warn(f"Using a target size ({_size(target)}) that is different to the input size ({_size(input)}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=2)
     difference = F.sub(input, target)
     squares = F.mul(difference, difference)
     if reduction == "none":

@@ -40,9 +40,9 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  MT_CHECK_VALUE(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  MT_CHECK_VALUE(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   const Tensor& first = tensors[0];
-  MT_CHECK_VALUE(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
+  MT_CHECK_SHAPE(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
   dim = wrap_dim(dim, first.dim());
   Shape shape = first.shape();
   shape[dim] = 0;
@@ -51,10 +51,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     check_same_device(first, t);
     MT_CHECK_TYPE(t.dtype() == first.dtype(), "cat(): expected all tensors of dtype ", dtype_name(first.dtype()),
                   ", but got ", dtype_name(t.dtype()), " at position ", i);
-    MT_CHECK_VALUE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
+    MT_CHECK_SHAPE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
                    " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d)
-      MT_CHECK_VALUE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
+      MT_CHECK_SHAPE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
                      dim, ". Expected size ", first.shape()[d], " but got size ", t.shape()[d], " for tensor number ",
                      i, " in the list.");
     shape[dim] += t.shape()[dim];

@@ -236,7 +236,8 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 }
 
 const Tensor& copy_into(const Tensor& dst, const Tensor& src) {
-  broadcast_strides(src, dst.shape());  // throws unless src broadcasts to dst
+  broadcast_shapes(dst.shape(), src.shape());  // torch's words for sizes that differ
+  broadcast_strides(src, dst.shape());         // throws unless src broadcasts to dst
   Tensor s = src;
   if (s.storage() == dst.storage()) s = s.clone();  // overlapping views: read everything first
   if (s.device() != dst.device() || s.dtype() != dst.dtype()) {
