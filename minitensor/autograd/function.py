@@ -162,6 +162,8 @@ def _edge(tensor):
 class Function:
     """Base class of differentiable ops; see the module docstring."""
 
+    in_place = False  # True for ops that write into their first argument (not a view of it)
+
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError
@@ -193,7 +195,7 @@ class Function:
         node = Node(cls, ctx, tuple(_edge(a) if need else None for a, need in zip(args, needs)))
         ctx.saved_by = node.name()
         base = args[0]
-        if isinstance(base, Tensor) and first._is_alias_of(base):
+        if isinstance(base, Tensor) and not cls.in_place and first._is_alias_of(base):
             node.is_view = True
             if base.grad_fn is not None:
                 node.view_base = (base, base._version)

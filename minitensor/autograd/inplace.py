@@ -40,7 +40,7 @@ def _view_root(node):
     return node
 
 
-def _check_rebase_allowed(self) -> None:
+def check_rebase_allowed(self) -> None:
     node = self.grad_fn
     if self.requires_grad and node is None:
         raise RuntimeError(LEAF_MESSAGE)
@@ -66,7 +66,7 @@ def apply_inplace(self, op, *args):
     if not _records(self, args):
         _raw_assign(self, op(self, *args))
         return self
-    _check_rebase_allowed(self)
+    check_rebase_allowed(self)
     before = self.clone()  # the old values, for backward: self itself is about to change
     result = op(before, *args)
     if result.dtype != self.dtype and _C.can_cast(result.dtype, self.dtype):

@@ -206,6 +206,21 @@ def _install_inplace(cls) -> None:
     cls.zero_ = lambda self: fill_(self, 0)
 
 
+def _install_advanced_indexing(cls) -> None:
+    """t[idx], t[mask] (copies, through index_select) beside the basic views; t[key] = v."""
+    from .. import _indexing  # imports autograd: only once autograd itself is set up
+
+    basic_getitem = cls.__getitem__
+
+    def __getitem__(self, key):
+        if _indexing.has_advanced(key):
+            return _indexing.getitem(self, key)
+        return basic_getitem(self, key)
+
+    cls.__getitem__ = __getitem__
+    cls.__setitem__ = _indexing.setitem
+
+
 def install() -> None:
     global _installed
     if _installed:  # wrapping twice would wrap the wrappers
@@ -218,3 +233,4 @@ def install() -> None:
     _install_operators(cls)
     _install_math_methods(cls)
     _install_inplace(cls)
+    _install_advanced_indexing(cls)
