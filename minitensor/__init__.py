@@ -10,7 +10,7 @@ from ._locate import locate_compiled_module as _locate_compiled_module
 _locate_compiled_module(__path__)
 from . import _C
 from ._C import CudaError, ShapeError, Tensor, device, dtype, from_dlpack, from_numpy, manual_seed
-from ._C import cat, one_hot
+from ._C import one_hot
 from ._factories import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randn, tensor,
                          zeros, zeros_like)
 from . import _tensor as _tensor_sugar
@@ -21,9 +21,12 @@ _tensor_sugar._install()
 # Autograd: differentiable ops, Python operators and .backward() on Tensor; then nn and optim.
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._indexing import index_select
+from ._shape_functions import cat, chunk, concat, concatenate, flatten, split, stack
 from ._functions import (
-    abs, add, amax, argmax, clamp, clip, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
+    abs, add, all, amax, amin, any, argmax, argmin, clamp, clip, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
     mul, ne, neg, pow, relu, sigmoid, softmax, softmax_impls, sqrt, sub, sum, tanh, where,
+    min, minimum, prod, std, var,
 )
 from . import nn, optim
 
@@ -49,5 +52,7 @@ __all__ = [
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
     "abs", "add", "amax", "argmax", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
     "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
+    "all", "amin", "any", "argmin", "chunk", "concat", "concatenate", "flatten", "index_select", "min", "minimum",
+    "prod", "split", "stack", "std", "var",
     "arange", "cat", "empty_like", "full_like", "one_hot", "ones_like", "zeros_like",
 ]

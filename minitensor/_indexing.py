@@ -146,6 +146,11 @@ class IndexSelect(Function):
         return _C._index_put_(full, dim, index, grad, True), None, None  # repeated indices add up
 
 
+def index_select(input, dim: int, index):
+    """The slices of input at `index` (an int64 vector) along dim; differentiable in input."""
+    return IndexSelect.apply(input, dim, index)
+
+
 def getitem(self, key):
     """t[key] with at least one advanced item: a new tensor (a copy), differentiable."""
     plan = _Plan(self, key)

@@ -98,7 +98,7 @@ class Node:
     that has a history of its own remembers the memory's version (view_base): if an in-place op
     rewrote that history since, this node's path to it is stale and backward refuses it."""
 
-    __slots__ = ("function", "ctx", "next_functions", "is_view", "view_base")
+    __slots__ = ("function", "ctx", "next_functions", "is_view", "view_base", "retained")
 
     def __init__(self, function, ctx: Context, next_functions: tuple) -> None:
         self.function = function
@@ -106,6 +106,7 @@ class Node:
         self.next_functions = next_functions  # per forward argument: Node, AccumulateGrad or None
         self.is_view = False
         self.view_base = None  # (base tensor, its version) for a view of a non-leaf
+        self.retained = None  # the tensor this node made, when it called retain_grad()
 
     def name(self) -> str:
         return f"{self.function.__name__}Backward"

@@ -120,6 +120,15 @@ def _install_autograd_state(cls) -> None:
             return f"{text[:-1]}, requires_grad=True)"
         return text
 
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in .grad on backward (a no-op for leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn.retained = self
+
+    cls.retains_grad = property(lambda self: self.grad_fn is not None and self.grad_fn.retained is self)
+    cls.retain_grad = retain_grad
     cls.requires_grad_ = requires_grad_
     cls.backward = backward
     cls.__repr__ = cls.__str__ = __repr__
@@ -167,6 +176,14 @@ def _install_operators(cls) -> None:
 
 
 def _install_math_methods(cls) -> None:
+    from .. import _shape_functions as shapes  # noqa: PLC0415  (imports this package's views)
+
+    for name in ("flatten", "split", "chunk"):
+        setattr(cls, name, getattr(shapes, name))
+    from .._indexing import index_select  # noqa: PLC0415
+    cls.index_select = index_select
+    for name in ("min", "amin", "argmin", "minimum", "all", "any", "prod", "var", "std"):
+        setattr(cls, name, getattr(F, name))
     for name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "maximum", "matmul", "exp", "log", "sqrt", "abs",
                  "neg", "relu", "sigmoid", "tanh", "sum", "mean", "amax", "max", "argmax", "eq", "ne",
                  "gt", "ge", "lt", "le"):
@@ -234,3 +251,5 @@ def install() -> None:
     _install_math_methods(cls)
     _install_inplace(cls)
     _install_advanced_indexing(cls)
+    from .. import _serialization  # noqa: PLC0415
+    _serialization.install(cls)
