@@ -164,6 +164,8 @@ def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
 
 
 def argmin(input, dim=None, keepdim: bool = False):
+    if input.dtype == _C.dtype.bool:
+        raise RuntimeError("argmin(): does not support bool input")
     return _C.argmax(_C.neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64)), dim, keepdim)
 
 

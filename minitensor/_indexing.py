@@ -18,6 +18,7 @@ from math import prod
 import numpy as np
 
 from . import _C
+from ._tensor import torch_scalar_type
 from .autograd.function import Function
 from .autograd.grad_mode import _mode
 from .autograd.inplace import check_rebase_allowed
@@ -171,6 +172,10 @@ def _write(target, key, value) -> None:
         region = _basic_view(target, key)
         region.copy_(value)
         return
+    if value.dtype != target.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{torch_scalar_type(target.dtype)} for the destination and {torch_scalar_type(value.dtype)} for the "
+                           "source.")
     plan = _Plan(target, key)
     view = _basic_view(target, plan.basic)
     merged, dim, index = plan.merged(view, strict=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import _C
 from .. import _functions as F
+from .._tensor import torch_scalar_type
 
 Tensor = _C.Tensor
 _INDEX_TYPES = (_C.dtype.int64,)
@@ -32,11 +33,6 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
 def check_reduction(reduction: str) -> None:
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _scalar_type(dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "bool": "Bool"}[dtype.name]
 
 
 def _batched(input, target):
@@ -66,7 +62,7 @@ def _check_tensors(name: str, input, target) -> None:
 
 def _check_index_target(target, num_classes: int, ignore_index: int) -> None:
     if target.dtype not in _INDEX_TYPES:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_scalar_type(target.dtype)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {torch_scalar_type(target.dtype)}")
     values = target.detach().cpu().numpy()  # one look on the host, as torch's CPU kernels do
     bad = values[(values != ignore_index) & ((values < 0) | (values >= num_classes))]
     if bad.size:
@@ -153,7 +149,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     if tuple(input.shape) == tuple(target.shape):
         if not target.dtype.is_floating_point:
             raise RuntimeError("Expected floating point type for target with class probabilities, got "
-                               f"{_scalar_type(target.dtype)}")
+                               f"{torch_scalar_type(target.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _probability_cross_entropy(input, target, weight, reduction, label_smoothing)
