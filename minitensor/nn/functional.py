@@ -40,7 +40,9 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims (biased variance), then
     * weight + bias. 16-bit inputs are normalized in float32, as torch does."""
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    normalized_shape = tuple(normalized_shape)
     count = len(normalized_shape)
     if count == 0 or tuple(input.shape[input.ndim - count:]) != normalized_shape or input.ndim < count:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
