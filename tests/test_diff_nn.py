@@ -298,9 +298,13 @@ def test_no_grad_as_decorator(rng):
         def tripled(t):
             return t * 3
 
+        @lib.no_grad
+        def bare(t):
+            return t * 4
+
         with lib.no_grad():
             inner = tripled(x)
-        return doubled(x).requires_grad, inner.requires_grad, lib.is_grad_enabled()
+        return doubled(x).requires_grad, inner.requires_grad, bare(x).requires_grad, lib.is_grad_enabled()
 
     check(program, Input(random(rng, 3), requires_grad=True))
 
