@@ -23,6 +23,7 @@ void bind_elementwise(py::module_& m);
 void bind_reduce(py::module_& m);
 void bind_matmul(py::module_& m);
 void bind_creation_ops(py::module_& m);
+void bind_indexing(py::module_& m);
 void bind_ladder(py::module_& m);
 void bind_testing(py::module_& m);  // test-only hooks (bindings/testing.cpp)
 

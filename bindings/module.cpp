@@ -15,6 +15,7 @@ PYBIND11_MODULE(_C, m) {
   bind_reduce(m);
   bind_matmul(m);
   bind_creation_ops(m);
+  bind_indexing(m);
   bind_ladder(m);
   bind_testing(m);
 }

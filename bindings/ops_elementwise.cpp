@@ -68,18 +68,34 @@ void bind_elementwise(py::module_& m) {
     return where(cond, x, y);
   }, py::arg("condition"), py::arg("input"), py::arg("other"), "input where condition else other, broadcast");
 
+  m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"),
+        "Whether torch's in-place ops may write a result of dtype from_ into a tensor of dtype to");
+
+  // In-place writes: each returns self (the same Python object) and bumps the version counter.
   auto tensor = py::type::of<Tensor>();
-  tensor.attr("copy_") = py::cpp_function(
-      [](const py::object& self, const Tensor& src) {
-        const Tensor& dst = self.cast<const Tensor&>();
-        {
-          py::gil_scoped_release release;
-          copy_into(dst, src);
-        }
-        return self;
-      },
-      py::is_method(tensor), py::arg("src"),
-      "Copies src (broadcast, converted to this dtype and device) into this tensor in place; returns self");
+  auto def_inplace = [&tensor](const char* name, auto&& write, const char* arg, const char* doc) {
+    tensor.attr(name) = py::cpp_function(
+        [write](const py::object& self, const py::object& value) {
+          const Tensor& dst = self.cast<const Tensor&>();
+          const Operand v = to_operand(value);
+          {
+            py::gil_scoped_release release;
+            write(dst, v);
+          }
+          return self;
+        },
+        py::is_method(tensor), py::arg(arg), doc);
+  };
+  def_inplace("copy_", [](const Tensor& dst, const Operand& src) {
+    MT_CHECK_TYPE(src.is_tensor(), "copy_(): argument 'src' must be Tensor, not a number");
+    copy_(dst, src.tensor);
+  }, "src", "Copies src (broadcast, converted to this dtype and device) into this tensor in place; returns self");
+  def_inplace("fill_", [](const Tensor& dst, const Operand& value) { fill_(dst, value); }, "value",
+              "Writes value (a number or a 0-d tensor) into every element in place; returns self");
+  def_inplace("_assign_result_", [](const Tensor& dst, const Operand& result) {
+    MT_ASSERT(result.is_tensor());
+    assign_result_(dst, result.tensor);
+  }, "result", "self.add_(b) is self._assign_result_(self + b): torch's shape and casting checks, then the write");
 }
 
 }  // namespace mt::bindings

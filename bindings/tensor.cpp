@@ -89,10 +89,15 @@ void bind_tensor(py::module_& m) {
       .def("bfloat16", [](const Tensor& t) { return t.to(DType::BFloat16); }, release_gil())
       .def("long", [](const Tensor& t) { return t.to(DType::Int64); }, release_gil())
       .def("bool", [](const Tensor& t) { return t.to(DType::Bool); }, release_gil())
-      .def("fill_", [](Tensor& t, double v) -> Tensor& {
-        MT_CHECK_VALUE(t.is_contiguous(), "fill_: only contiguous tensors can be filled");
-        return t.fill_(v);
-      }, py::arg("value"))
+      .def_property_readonly("_version", [](const Tensor& t) { return t.storage()->version(); },
+                             "How many in-place writes this tensor's memory has seen (through any view)")
+      // t.data = other: this Python object now shows other's memory, shape, dtype and device
+      // (torch's escape hatch for swapping a parameter's values without a new object).
+      .def("_is_alias_of", [](const Tensor& t, const Tensor& other) { return t.storage() == other.storage(); },
+           py::arg("other"), "Whether both tensors view the same memory")
+      // Other Tensor objects (views, aliases, DLPack exports) hold the same memory.
+      .def("_shares_memory_with_others", [](const Tensor& t) { return t.storage().use_count() > 1; })
+      .def("_set_data", [](Tensor& self, const Tensor& other) { self = other; }, py::arg("other"))
       .def("softmax", &softmax, py::arg("dim"), release_gil())
       .def("log_softmax", &log_softmax, py::arg("dim"), release_gil())
       .def("numpy", [](const py::object& self) { return tensor_to_numpy(self.cast<const Tensor&>(), self); })

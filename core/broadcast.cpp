@@ -8,8 +8,10 @@ namespace mt {
 
 namespace {
 
-[[noreturn]] void throw_not_broadcastable(const Shape& a, const Shape& b) {
-  MT_THROW_VALUE("shapes ", shape_str(a), " and ", shape_str(b), " cannot be broadcast");
+// torch's words: dims are counted in the broadcast result, from the left.
+[[noreturn]] void throw_size_mismatch(int64_t size_a, int64_t size_b, std::size_t dim) {
+  MT_THROW(ShapeError, "The size of tensor a (", size_a, ") must match the size of tensor b (", size_b,
+           ") at non-singleton dimension ", dim);
 }
 
 }  // namespace
@@ -20,7 +22,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (std::size_t i = 0; i < n; ++i) {  // i counts from the last dim
     const int64_t sa = i < a.size() ? a[a.size() - 1 - i] : 1;
     const int64_t sb = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (sa != sb && sa != 1 && sb != 1) throw_not_broadcastable(a, b);
+    if (sa != sb && sa != 1 && sb != 1) throw_size_mismatch(sa, sb, n - 1 - i);
     out[n - 1 - i] = sa == 1 ? sb : sa;
   }
   return out;
@@ -28,7 +30,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 Shape broadcast_strides(const Tensor& t, const Shape& shape) {
   const Shape& from = t.shape();
-  if (from.size() > shape.size()) throw_not_broadcastable(from, shape);
+  MT_CHECK_SHAPE(from.size() <= shape.size(), "the number of sizes provided (", shape.size(),
+                 ") must be greater or equal to the number of dimensions in the tensor (", from.size(), ")");
   const std::size_t lead = shape.size() - from.size();
   Shape strides(shape.size(), 0);
   for (std::size_t d = 0; d < from.size(); ++d) {
@@ -36,24 +39,28 @@ Shape broadcast_strides(const Tensor& t, const Shape& shape) {
     if (from[d] == want) {
       strides[lead + d] = want == 1 ? 0 : t.strides()[d];
     } else if (from[d] != 1) {
-      throw_not_broadcastable(from, shape);
+      MT_THROW(ShapeError, "The expanded size of the tensor (", want, ") must match the existing size (", from[d],
+               ") at non-singleton dimension ", lead + d, ".  Target sizes: ", shape_str(shape),
+               ".  Tensor sizes: ", shape_str(from));
     }
   }
   return strides;
 }
 
 Tensor expand(const Tensor& t, const Shape& requested) {
-  MT_CHECK_VALUE(requested.size() >= t.shape().size(), "expand: the number of sizes provided (",
+  MT_CHECK_SHAPE(requested.size() >= t.shape().size(), "expand(minitensor.", dtype_name(t.dtype()), "{",
+                 shape_str(t.shape()), "}, size=", shape_str(requested), "): the number of sizes provided (",
                  requested.size(), ") must be greater or equal to the number of dimensions in the tensor (",
                  t.dim(), ")");
   Shape shape = requested;
   const std::size_t lead = shape.size() - t.shape().size();
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] != -1) continue;
-    MT_CHECK_VALUE(d >= lead, "expand: -1 is not allowed in a leading, non-existing dimension ", d);
+    MT_CHECK_SHAPE(d >= lead, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                   "dimension ", d);
     shape[d] = t.shape()[d - lead];
   }
-  for (int64_t s : shape) MT_CHECK_VALUE(s >= 0, "expand: invalid size ", s, " in ", shape_str(requested));
+  for (int64_t s : shape) MT_CHECK_SHAPE(s >= 0, "expand: invalid size ", s, " in ", shape_str(requested));
   return Tensor(t.storage(), shape, broadcast_strides(t, shape), t.offset(), t.dtype());
 }
 

@@ -1,6 +1,6 @@
 // Two kinds of failure. User mistakes (a bad dim, a wrong dtype, a CUDA tensor without CUDA) throw
 // typed exceptions that the bindings turn into ValueError / IndexError / TypeError / MemoryError /
-// minitensor.CudaError with a message the user can act on. Broken internal invariants use
+// minitensor.ShapeError / minitensor.CudaError with a message the user can act on. Broken internal invariants use
 // MT_ASSERT, which reports the file and line because it is our bug, not theirs.
 #pragma once
 
@@ -11,6 +11,13 @@
 namespace mt {
 
 struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
+// Shapes that do not fit together (broadcast, matmul, view, reshape, expand, cat, in-place
+// results). Python sees minitensor.ShapeError, both a ValueError and a RuntimeError: torch raises
+// RuntimeError for these, and `except RuntimeError` written for torch must catch them.
+struct ShapeError : std::runtime_error { using std::runtime_error::runtime_error; };
+// What torch raises as a plain RuntimeError and no other Python type fits (an in-place result
+// that cannot be cast to the destination's dtype).
+struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
@@ -35,6 +42,10 @@ std::string str_cat(const Args&... args) {
 #define MT_CHECK_VALUE(cond, ...) \
   do {                            \
     if (!(cond)) MT_THROW_VALUE(__VA_ARGS__); \
+  } while (0)
+#define MT_CHECK_SHAPE(cond, ...) \
+  do {                            \
+    if (!(cond)) MT_THROW(ShapeError, __VA_ARGS__); \
   } while (0)
 #define MT_CHECK_INDEX(cond, ...) \
   do {                            \

@@ -43,20 +43,23 @@ Shape infer_reshape(const Shape& requested, int64_t numel) {
   int64_t known = 1, infer_at = -1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      MT_CHECK_VALUE(infer_at < 0, "only one dimension can be inferred in reshape ", shape_str(requested));
+      MT_CHECK_SHAPE(infer_at < 0, "only one dimension can be inferred");
       infer_at = static_cast<int64_t>(i);
     } else {
-      MT_CHECK_VALUE(shape[i] >= 0, "invalid shape dimension ", shape[i], " in ", shape_str(requested));
+      MT_CHECK_SHAPE(shape[i] >= 0, "invalid shape dimension ", shape[i], " at index ", i, " of shape ",
+                     shape_str(requested));
       known *= shape[i];
     }
   }
   if (infer_at >= 0) {
-    MT_CHECK_VALUE(known != 0 && numel % known == 0, "shape ", shape_str(requested),
-                   " is invalid for input of size ", numel);
+    MT_CHECK_SHAPE(known != 0 || numel != 0, "cannot reshape tensor of 0 elements into shape ", shape_str(requested),
+                   " because the unspecified dimension size -1 can be any value and is ambiguous");
+    MT_CHECK_SHAPE(known != 0 && numel % known == 0, "shape '", shape_str(requested),
+                   "' is invalid for input of size ", numel);
     shape[infer_at] = numel / known;
   }
-  MT_CHECK_VALUE(shape_numel(shape) == numel, "shape ", shape_str(requested),
-                 " is invalid for input of size ", numel);
+  MT_CHECK_SHAPE(shape_numel(shape) == numel, "shape '", shape_str(requested),
+                 "' is invalid for input of size ", numel);
   return shape;
 }
 

@@ -2,7 +2,9 @@
 // through std::shared_ptr, so the memory lives exactly as long as the last view.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -26,11 +28,17 @@ class Storage {
   std::size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Counts in-place writes to these bytes (through any view), like torch's version counter:
+  // autograd remembers it for every tensor it saves and refuses to use one written since.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   void* data_ = nullptr;
   std::size_t nbytes_ = 0;
   Device device_;
   std::function<void()> release_;  // empty when we allocated the bytes ourselves
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace mt

@@ -66,8 +66,8 @@ Tensor Tensor::view(const Shape& requested) const {
         view_numel *= shape[view_d];
         --view_d;
       }
-      MT_CHECK_VALUE(view_numel == tensor_numel, "view size ", shape_str(requested),
-                     " is not compatible with input tensor's size and stride (at least one dimension "
+      MT_CHECK_SHAPE(view_numel == tensor_numel,
+                     "view size is not compatible with input tensor's size and stride (at least one dimension "
                      "spans across two contiguous subspaces). Use .reshape(...) instead.");
       if (d > 0) {
         chunk_base_stride = strides_[d - 1];
@@ -76,15 +76,15 @@ Tensor Tensor::view(const Shape& requested) const {
       }
     }
   }
-  MT_CHECK_VALUE(view_d == -1, "view size ", shape_str(requested), " is not compatible with input "
-                 "tensor's size and stride. Use .reshape(...) instead.");
+  MT_CHECK_SHAPE(view_d == -1, "view size is not compatible with input tensor's size and stride (at least one "
+                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   return Tensor(storage_, shape, new_strides, offset_, dtype_);
 }
 
 Tensor Tensor::reshape(const Shape& requested) const {
   try {
     return view(requested);
-  } catch (const ValueError&) {
+  } catch (const ShapeError&) {
     return contiguous().view(requested);  // a bad element count throws again, from here
   }
 }
@@ -101,7 +101,7 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
-  MT_CHECK_VALUE(static_cast<int64_t>(dims.size()) == dim(), "permute(sparse_coo): number of dimensions "
+  MT_CHECK_SHAPE(static_cast<int64_t>(dims.size()) == dim(), "permute(sparse_coo): number of dimensions "
                  "in the tensor input does not match the length of the desired ordering of dimensions "
                  "i.e. input.dim() = ", dim(), " is not equal to len(dims) = ", dims.size());
   Shape shape(dims.size()), strides(dims.size());

@@ -9,22 +9,10 @@ from ._locate import locate_compiled_module as _locate_compiled_module
 
 _locate_compiled_module(__path__)
 from . import _C
-from ._C import (
-    CudaError,
-    Tensor,
-    device,
-    dtype,
-    empty,
-    from_dlpack,
-    from_numpy,
-    full,
-    manual_seed,
-    ones,
-    rand,
-    randn,
-    zeros,
-)
-from ._C import arange, cat, full_like, one_hot, ones_like, zeros_like
+from ._C import CudaError, ShapeError, Tensor, device, dtype, from_dlpack, from_numpy, manual_seed
+from ._C import one_hot
+from ._factories import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randn, tensor,
+                         zeros, zeros_like)
 from . import _tensor as _tensor_sugar
 from . import cuda
 
@@ -33,9 +21,12 @@ _tensor_sugar._install()
 # Autograd: differentiable ops, Python operators and .backward() on Tensor; then nn and optim.
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._indexing import index_select
+from ._shape_functions import cat, chunk, concat, concatenate, flatten, split, stack
 from ._functions import (
-    abs, add, amax, argmax, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
+    abs, add, all, amax, amin, any, argmax, argmin, clamp, clip, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
     mul, ne, neg, pow, relu, sigmoid, softmax, softmax_impls, sqrt, sub, sum, tanh, where,
+    min, minimum, prod, std, var,
 )
 from . import nn, optim
 
@@ -51,20 +42,17 @@ half = float16
 long = int64
 
 
-def tensor(data, dtype=None, device=None) -> Tensor:
-    """A new tensor copied from data (nested lists, scalars, NumPy arrays or tensors)."""
-    return Tensor(data, dtype=dtype, device=device)
-
-
 __version__ = "0.1.0"
 
 __all__ = [
-    "CudaError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "empty", "float",
+    "CudaError", "ShapeError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "empty", "float",
     "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "half", "int64",
     "log_softmax", "long", "manual_seed", "ones", "rand", "randn", "softmax", "softmax_impls", "tensor", "zeros",
     # autograd, nn, optim
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
-    "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
+    "abs", "add", "amax", "argmax", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
     "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
-    "arange", "cat", "full_like", "one_hot", "ones_like", "zeros_like",
+    "all", "amin", "any", "argmin", "chunk", "concat", "concatenate", "flatten", "index_select", "min", "minimum",
+    "prod", "split", "stack", "std", "var",
+    "arange", "cat", "empty_like", "full_like", "one_hot", "ones_like", "zeros_like",
 ]

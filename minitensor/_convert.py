@@ -1,7 +1,9 @@
 """Turns Python data (nested lists, scalars, NumPy arrays) into one dense NumPy array.
 
-Type inference follows torch.tensor: Python floats become float32 (the default dtype), Python
-ints int64, bools bool; NumPy arrays keep their floating dtype. Everything odd gets a clear
+Type inference follows torch.tensor (not the legacy torch.Tensor constructor, which always gives
+float32): Python floats become float32 (the default dtype), Python ints int64, bools bool; NumPy
+arrays and NumPy scalars keep their floating dtype (integer ones become int64, the only integer
+dtype here). Everything odd gets a clear
 TypeError or ValueError here, before any byte reaches C++.
 """
 
@@ -45,7 +47,17 @@ def _infer_numpy(data):
     return array
 
 
-def _default_dtype(array: np.ndarray, from_numpy: bool) -> str:
+def _holds_numpy_float64(data) -> bool:
+    """Whether a nested sequence has a NumPy float64 scalar in it: torch.tensor([np.float64(1.5)])
+    is float64 (a NumPy scalar keeps its dtype), while Python floats mean the default float32."""
+    if isinstance(data, np.float64):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_holds_numpy_float64(x) for x in data)
+    return False
+
+
+def _default_dtype(array: np.ndarray, from_numpy: bool, data=None) -> str:
     kind = array.dtype.kind
     if kind == "b":
         return "bool"
@@ -54,6 +66,8 @@ def _default_dtype(array: np.ndarray, from_numpy: bool) -> str:
     if kind == "f":
         if from_numpy and array.dtype.itemsize in (2, 4, 8):
             return {2: "float16", 4: "float32", 8: "float64"}[array.dtype.itemsize]
+        if not from_numpy and array.dtype.itemsize == 8 and _holds_numpy_float64(data):
+            return "float64"
         return "float32" if not from_numpy else "float64"
     raise TypeError(
         f"cannot build a tensor from NumPy dtype {array.dtype}; supported: {', '.join(_SUPPORTED)}"
@@ -67,7 +81,7 @@ def as_host_array(data, dtype: str | None):
     """
     from_numpy = isinstance(data, (np.ndarray, np.generic))
     array = _infer_numpy(data)
-    name = dtype or _default_dtype(array, from_numpy)
+    name = dtype or _default_dtype(array, from_numpy, data)
     if name not in _SUPPORTED:
         raise TypeError(f"unsupported dtype {name!r}")
     target = "float32" if name == "bfloat16" else name

@@ -6,28 +6,31 @@ grad) or, for comparisons and argmax, of the C++ op directly (their results have
 
 from __future__ import annotations
 
-import math
+import builtins
 from collections import namedtuple
 
 from . import _C
-from .autograd.elementwise import (Abs, Add, Div, Exp, Log, Maximum, Mul, Neg, PowScalar, Relu,
+from .autograd.elementwise import (Abs, Add, Clamp, Div, Exp, Log, Maximum, Mul, Neg, Pow, PowScalar, Relu,
                                    Sigmoid, Sqrt, Sub, Tanh, Where)
 from .autograd.grad_mode import _mode
 from .autograd.linalg import LogSoftmax, Matmul, Softmax
-from .autograd.reductions import Amax, MaxAlongDim, Mean, Sum
+from .autograd.reductions import Amax, MaxAlongDim, Mean, Sum, normalize_dims
 
 Tensor = _C.Tensor
 
 # What torch.max(x, dim) returns: unpacks as (values, indices) and has the two names.
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
+MinResult = namedtuple("MinResult", ["values", "indices"])
 
 
-def add(input, other):
-    return Add.apply(input, other)
+def add(input, other, alpha=1):
+    """input + alpha * other."""
+    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
-def sub(input, other):
-    return Sub.apply(input, other)
+def sub(input, other, alpha=1):
+    """input - alpha * other."""
+    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
 def mul(input, other):
@@ -39,11 +42,24 @@ def div(input, other):
 
 
 def pow(input, exponent):  # noqa: A001  (torch.pow)
-    """input ** exponent; a tensor exponent goes through exp(exponent * log(input)), so input > 0."""
+    """input ** exponent, element-wise; integer ** integer stays int64 (a negative Python int
+    exponent raises, as in torch); negative bases and 0 ** 0 are exact."""
     if isinstance(exponent, Tensor):
-        log_base = log(input) if isinstance(input, Tensor) else math.log(input)
-        return exp(mul(exponent, log_base))
+        return Pow.apply(input, exponent)
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pow() expects a tensor base or exponent, got {type(input).__name__} and "
+                        f"{type(exponent).__name__}")
     return PowScalar.apply(input, exponent)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002  (torch's argument names)
+    """Each element limited to [min, max] (numbers or tensors, broadcast); NaN stays NaN."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
 
 
 def maximum(input, other):
@@ -115,6 +131,108 @@ def argmax(input, dim=None, keepdim: bool = False):
     return _C.argmax(input, dim, keepdim)
 
 
+# The minimum family is the maximum family of -x (exact: negation only flips the sign bit); bool
+# tensors, which have no negation, go through int64 and back.
+def _negated(input):
+    return neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64))
+
+
+def _restore(result, input):
+    result = neg(result)
+    return result.to(_C.dtype.bool) if input.dtype == _C.dtype.bool else result
+
+
+def minimum(input, other):
+    """Element-wise min, NaN-propagating; ties share the gradient evenly, as torch.minimum."""
+    if input.dtype == _C.dtype.bool and isinstance(other, Tensor) and other.dtype == _C.dtype.bool:
+        return _C.mul(input, other)
+    return neg(maximum(neg(input), neg(other)))
+
+
+def amin(input, dim=None, keepdim: bool = False):
+    return _restore(amax(_negated(input), dim, keepdim), input)
+
+
+def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
+    """min(x): the smallest value; min(x, dim): (values, indices); min(x, y): element-wise."""
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    if dim is None:
+        return amin(input)
+    values, indices = MaxAlongDim.apply(_negated(input), dim, keepdim)
+    return MinResult(_restore(values, input), indices)
+
+
+def argmin(input, dim=None, keepdim: bool = False):
+    if input.dtype == _C.dtype.bool:
+        raise RuntimeError("argmin(): does not support bool input")
+    return _C.argmax(_C.neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64)), dim, keepdim)
+
+
+def all(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.all)
+    """Whether every element (along dim) is non-zero; True for an empty tensor."""
+    return _C.eq(_C.sum(_C.eq(input, 0), dim, keepdim), 0)
+
+
+def any(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.any)
+    """Whether some element (along dim) is non-zero; False for an empty tensor."""
+    return _C.ne(_C.sum(_C.ne(input, 0), dim, keepdim), 0)
+
+
+def _product_along(x, dim: int):
+    """The product over dim (removed): halves multiplied pairwise, log2(n) steps; differentiable,
+    exact with zeros (no division in the gradient)."""
+    from ._shape_functions import cat  # noqa: PLC0415  (the shape functions import this module's ops)
+    while x.shape[dim] > 1:
+        n = x.shape[dim]
+        half = n // 2
+        product = mul(x._slice(dim, 0, half, 1), x._slice(dim, half, 2 * half, 1))
+        x = cat([product, x._slice(dim, 2 * half, n, 1)], dim) if n % 2 else product
+    if x.shape[dim] == 0:
+        shape = x.shape[:dim] + x.shape[dim + 1:]
+        return _C.ones(*shape, dtype=x.dtype, device=x.device)
+    return x.select(dim, 0)
+
+
+def prod(input, dim=None, keepdim: bool = False, dtype=None):
+    """The product of all elements, or along dim; bool and int64 multiply as int64."""
+    x = input if dtype is None else input.to(dtype)
+    if not x.dtype.is_floating_point:
+        x = x.to(_C.dtype.int64)
+    if dim is None:
+        return _product_along(x.reshape(-1), 0)
+    dim = normalize_dims(dim, x.ndim)[0]
+    if x.ndim == 0:
+        return x.clone()
+    out = _product_along(x, dim)
+    return out.unsqueeze(dim) if keepdim else out
+
+
+def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Variance over dim (all dims when None), dividing by N - correction (1 by default: the unbiased
+    estimate; unbiased=False means 0), as torch.var; N - correction <= 0 gives inf or NaN."""
+    if isinstance(dim, bool):  # torch.var(x, False): the legacy (input, unbiased) form
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("var(): can't specify both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = normalize_dims(dim, input.ndim)
+    count = 1
+    for d in dims:
+        count *= input.shape[d] if input.ndim else 1
+    deviation = sub(input, mean(input, dims, True))
+    total = sum(mul(deviation, deviation), dims, keepdim)
+    return div(total, builtins.max(count - correction, 0))
+
+
+def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Standard deviation: sqrt(var(...)) with var's arguments."""
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
 def _as_dtype(input, dtype):
     return input if dtype is None else input.to(dtype)
 
@@ -178,7 +296,7 @@ def le(input, other):
 
 
 __all__ = [
-    "abs", "add", "amax", "argmax", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
-    "matmul", "max", "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "softmax", "softmax_impls", "sqrt",
-    "sub", "sum", "tanh", "where",
+    "abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
+    "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "pow", "prod", "relu", "sigmoid", "softmax", "softmax_impls", "sqrt",
+    "std", "sub", "sum", "tanh", "var", "where",
 ]

@@ -83,6 +83,12 @@ def _getitem(self: _C.Tensor, index) -> _C.Tensor:
     return out
 
 
+def torch_scalar_type(dtype) -> str:
+    """torch's ScalarType name of a dtype ("Float", "Long"), which its error messages use."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+            "bool": "Bool"}[dtype.name]
+
+
 def _dtype_repr(self: _C.dtype) -> str:
     return f"minitensor.{self.name}"
 

@@ -156,7 +156,7 @@ def test_cross_entropy_and_nll_match_numpy(reduction, device, rng):
     np.testing.assert_allclose(to_f64(F.cross_entropy(x, y, reduction=reduction)), expected, rtol=1e-12)
     np.testing.assert_allclose(to_f64(F.nll_loss(F.log_softmax(x, 1), y, reduction=reduction)), expected,
                                rtol=1e-12)
-    np.testing.assert_allclose(to_f64(nn.CrossEntropyLoss(reduction)(x, y)), expected, rtol=1e-12)
+    np.testing.assert_allclose(to_f64(nn.CrossEntropyLoss(reduction=reduction)(x, y)), expected, rtol=1e-12)
 
 
 def test_cross_entropy_gradient_is_softmax_minus_one_hot(device, rng):
@@ -180,18 +180,18 @@ def test_mse_loss_matches_numpy(device, rng):
 
 def test_cross_entropy_rejects_bad_labels():
     logits = mt.randn(4, 3)
-    with pytest.raises(TypeError, match="int64"):
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long"):
         F.cross_entropy(logits, mt.tensor([0.0, 1.0, 2.0, 0.0]))
-    with pytest.raises(TypeError, match="int64"):
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
         F.cross_entropy(logits, [0, 1, 2, 0])
-    with pytest.raises(ValueError, match=r"\(4, 3\).*\(5,\)"):
+    with pytest.raises(ValueError, match=r"batch_size \(4\) to match target batch_size \(5\)"):
         F.cross_entropy(logits, mt.tensor([0, 1, 2, 0, 1]))
-    with pytest.raises(ValueError, match=r"\(4, 3\).*\(4, 1\)"):
+    with pytest.raises(RuntimeError, match="multi-target not supported"):
         F.cross_entropy(logits, mt.tensor([[0], [1], [2], [0]]))
     with pytest.raises(ValueError, match="reduction"):
         F.cross_entropy(logits, mt.tensor([0, 1, 2, 0]), reduction="avg")
-    with pytest.raises(ValueError, match="same shape"):
-        F.mse_loss(logits, mt.randn(3, 4))
+    with pytest.warns(UserWarning, match="different to the input size"), pytest.raises(mt.ShapeError):
+        F.mse_loss(logits, mt.randn(3, 4))  # broadcast as torch does, which fails here
 
 
 def test_module_without_forward_raises():

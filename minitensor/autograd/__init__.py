@@ -9,7 +9,7 @@ recorded while grad mode is on is walked in topological order by engine.backward
 afterwards unless retain_graph=True.
 """
 
-from .engine import backward
+from .engine import backward, grad
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -17,5 +17,5 @@ from . import tensor_methods as _tensor_methods
 
 _tensor_methods.install()
 
-__all__ = ["Function", "GradcheckError", "backward", "enable_grad", "gradcheck", "is_grad_enabled",
+__all__ = ["Function", "GradcheckError", "backward", "grad", "enable_grad", "gradcheck", "is_grad_enabled",
            "no_grad", "set_grad_enabled"]

@@ -3,6 +3,8 @@ the input's shape (and cast back to its dtype when the op promoted it)."""
 
 from __future__ import annotations
 
+import math
+
 from .. import _C
 from .function import Function
 
@@ -58,12 +60,14 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.metas = (_meta(a), _meta(b))
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        # Only what backward will read, as torch: `y = x * 2; y += 1` leaves nothing stale behind.
+        ctx.save_for_backward(b if need_a else None, a if need_b else None)
         return _C.mul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         meta_a, meta_b = ctx.metas
         grad_a = _grad_for(_C.mul(grad, b), meta_a) if need_a else None
@@ -75,39 +79,68 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.metas = (_meta(a), _meta(b))
-        out = _C.div(a, b)
-        ctx.save_for_backward(b, out)
-        return out
+        _, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b)  # not the output: it may be changed in place
+        return _C.div(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        b, out = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         meta_a, meta_b = ctx.metas
         grad_over_b = _C.div(grad, b)
         grad_a = _grad_for(grad_over_b, meta_a) if need_a else None
-        # d(a/b)/db = -a/b^2 = -out/b
-        grad_b = _grad_for(_C.neg(_C.mul(grad_over_b, out)), meta_b) if need_b else None
+        # d(a/b)/db = -a / b^2
+        grad_b = _grad_for(_C.neg(_C.div(_C.mul(grad_over_b, a), b)), meta_b) if need_b else None
         return grad_a, grad_b
 
 
 class PowScalar(Function):
-    """x ** p for a Python number p."""
+    """x ** p for a Python number p (an int p keeps an integer x integer, as in torch)."""
 
     @staticmethod
     def forward(ctx, x, exponent):
-        ctx.exponent = float(exponent)
+        ctx.exponent = exponent
         ctx.save_for_backward(x)
-        return _C.pow(x, float(exponent))
+        return _C.pow(x, exponent)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0.0:
+        if p == 0:
             return _C.zeros_like(grad), None
-        slope = _C.mul(_C.pow(x, p - 1.0), p) if p != 2.0 else _C.mul(x, 2.0)
+        slope = _C.mul(_C.pow(x, p - 1), p) if p != 2 else _C.mul(x, 2.0)
         return _C.mul(grad, slope), None
+
+
+class Pow(Function):
+    """a ** b with a tensor exponent (or a Python number base): the kernel's pow, exact for negative
+    bases with integral exponents and for 0 ** 0 (never exp(b * log a))."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.metas = (_meta(a), _meta(b))
+        out = _C.pow(a, b)
+        ctx.save_for_backward(a, b, out if (ctx.needs_input_grad or (False, False))[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        meta_a, meta_b = ctx.metas
+        grad_a = grad_b = None
+        if need_a:  # b * a^(b-1), 0 where b == 0 (torch's rule: no 0 * inf from 0^-1)
+            slope = _C.mul(_C.pow(a, _C.sub(b, 1) if isinstance(b, Tensor) else b - 1), b)
+            slope = _C.where(_C.eq(b, 0), 0.0, slope) if isinstance(b, Tensor) else slope
+            grad_a = _grad_for(_C.mul(grad, slope), meta_a)
+        if need_b:  # a^b * log(a), 0 where a == 0 and b >= 0
+            slope = _C.mul(out, _C.log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan"))
+            if isinstance(a, Tensor):
+                slope = _C.where(_C.mul(_C.eq(a, 0), _C.ge(b, 0)), 0.0, slope)
+            grad_b = _grad_for(_C.mul(grad, slope), meta_b)
+        return grad_a, grad_b
 
 
 class Maximum(Function):
@@ -242,3 +275,44 @@ class Tanh(Function):
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
         return _C.tanh_backward(grad, y)
+
+
+class Clamp(Function):
+    """min(max(x, low), high) for numbers or tensors (None: no bound); NaN stays NaN.
+
+    The gradient reaches x where low <= x <= high (torch's rule, ties included), a tensor `low`
+    where it won (x < low, low <= high), a tensor `high` where it won (max(x, low) > high)."""
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        out = x
+        if low is not None:
+            out = _C.where(_C.lt(out, low), low, out)
+        if high is not None:
+            out = _C.where(_C.gt(out, high), high, out)
+        if out is x:
+            out = x.clone()
+        ctx.metas = (_meta(low) if low is not None else None, _meta(high) if high is not None else None)
+        ctx.save_for_backward(x, low if isinstance(low, Tensor) else None, high if isinstance(high, Tensor) else None)
+        ctx.bounds = (low, high)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, _, _ = ctx.saved_tensors
+        low, high = ctx.bounds
+        keep = _C.eq(x, x)  # True except at NaN, where torch's mask is False too
+        if low is not None:
+            keep = _C.mul(keep, _C.ge(x, low))
+        if high is not None:
+            keep = _C.mul(keep, _C.le(x, high))
+        grad_x = _C.mul(grad, _mask(keep, grad))
+        grad_low = grad_high = None
+        meta_low, meta_high = ctx.metas
+        if meta_low is not None:
+            won = _C.lt(x, low) if high is None else _C.mul(_C.lt(x, low), _C.le(low, high))
+            grad_low = _grad_for(_C.mul(grad, _mask(won, grad)), meta_low)
+        if meta_high is not None:
+            above = _C.gt(x if low is None else _C.maximum(x, low), high)
+            grad_high = _grad_for(_C.mul(grad, _mask(above, grad)), meta_high)
+        return grad_x, grad_low, grad_high

@@ -34,21 +34,40 @@ SECOND_BACKWARD_MESSAGE = (
     "or if you need to access saved tensors after calling backward.")
 
 
+def _describe(tensor) -> str:
+    return f"[{tensor.dtype.name} {list(tensor.shape)}]"
+
+
+def modified_message(tensor, saved_version: int, saved_by: str) -> str:
+    """torch's wording for a saved tensor that an in-place op changed before backward used it."""
+    return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{_describe(tensor)} is at version {tensor._version}; expected version {saved_version} instead. "
+            f"Hint: it was saved for {saved_by}; clone it before modifying it in place, or make the change "
+            "out of place.")
+
+
 class Context:
     """What forward leaves for backward. Tensors go through save_for_backward so that backward()
-    can free them (the graph is then spent, as in torch, unless retain_graph=True)."""
+    can free them (the graph is then spent, as in torch, unless retain_graph=True), and so that
+    their version counters are remembered: backward refuses a tensor written in place since."""
 
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
         self._saved: tuple | None = ()
+        self._versions: tuple = ()
+        self.saved_by = "backward"  # the node's name, set when the node is made
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
+        self._versions = tuple(t._version if isinstance(t, Tensor) else None for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:
         if self._saved is None:
             raise RuntimeError(SECOND_BACKWARD_MESSAGE)
+        for tensor, version in zip(self._saved, self._versions):
+            if version is not None and tensor._version != version:
+                raise RuntimeError(modified_message(tensor, version, self.saved_by))
         return self._saved
 
     def release(self) -> None:
@@ -73,24 +92,36 @@ _DISCARD = _DiscardingContext()
 
 
 class Node:
-    """One recorded op: its Function's backward, its context, and edges to the inputs' nodes."""
+    """One recorded op: its Function's backward, its context, and edges to the inputs' nodes.
 
-    __slots__ = ("function", "ctx", "next_functions")
+    is_view: the op's output shares memory with its first input (a view op). A view of a tensor
+    that has a history of its own remembers the memory's version (view_base): if an in-place op
+    rewrote that history since, this node's path to it is stale and backward refuses it."""
+
+    __slots__ = ("function", "ctx", "next_functions", "is_view", "view_base", "retained")
 
     def __init__(self, function, ctx: Context, next_functions: tuple) -> None:
         self.function = function
         self.ctx = ctx
         self.next_functions = next_functions  # per forward argument: Node, AccumulateGrad or None
+        self.is_view = False
+        self.view_base = None  # (base tensor, its version) for a view of a non-leaf
+        self.retained = None  # the tensor this node made, when it called retain_grad()
 
     def name(self) -> str:
         return f"{self.function.__name__}Backward"
 
     def apply(self, grad):
+        if self.view_base is not None:
+            base, version = self.view_base
+            if base._version != version:
+                raise RuntimeError(modified_message(base, version, self.name()))
         grads = self.function.backward(self.ctx, grad)
         return grads if isinstance(grads, tuple) else (grads,)
 
     def release(self) -> None:
         self.ctx.release()
+        self.view_base = None
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -132,6 +163,8 @@ def _edge(tensor):
 class Function:
     """Base class of differentiable ops; see the module docstring."""
 
+    in_place = False  # True for ops that write into their first argument (not a view of it)
+
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError
@@ -160,6 +193,13 @@ class Function:
         if any(first is a for a in args):  # never overwrite an input's own grad_fn
             first = first.view(*first.shape)
             out = (first,) + out[1:] if isinstance(out, tuple) else first
+        node = Node(cls, ctx, tuple(_edge(a) if need else None for a, need in zip(args, needs)))
+        ctx.saved_by = node.name()
+        base = args[0]
+        if isinstance(base, Tensor) and not cls.in_place and first._is_alias_of(base):
+            node.is_view = True
+            if base.grad_fn is not None:
+                node.view_base = (base, base._version)
         first.requires_grad = True
-        first.grad_fn = Node(cls, ctx, tuple(_edge(a) if need else None for a, need in zip(args, needs)))
+        first.grad_fn = node
         return out

@@ -19,9 +19,14 @@ def is_grad_enabled() -> bool:
 
 
 class _GradModeGuard:
-    """Sets grad mode on entry and restores the previous mode on exit; usable as a decorator."""
+    """Sets grad mode on entry and restores the previous mode on exit; usable as a decorator, with
+    or without parentheses (`@no_grad()` and `@no_grad`, as torch)."""
 
     _target: bool
+
+    def __new__(cls, func=None):
+        guard = super().__new__(cls)
+        return guard if func is None else guard(func)
 
     def __enter__(self):
         self._previous = _mode.enabled
@@ -53,6 +58,9 @@ class enable_grad(_GradModeGuard):  # noqa: N801
 
 class set_grad_enabled(_GradModeGuard):  # noqa: N801
     """`with set_grad_enabled(is_training): ...` (also takes effect as a plain call, like torch)."""
+
+    def __new__(cls, mode: bool):  # its argument is the mode, never a function to wrap
+        return object.__new__(cls)
 
     def __init__(self, mode: bool) -> None:
         self._target = bool(mode)

@@ -13,6 +13,7 @@ from .. import _C
 from .. import _functions as F
 from . import engine
 from .grad_mode import _mode
+from .inplace import apply_inplace, overwrite
 from .views import Expand, Identity, Index, Move, Permute, Reshape, Transpose
 
 Tensor = _C.Tensor
@@ -81,7 +82,11 @@ def _install_views(cls) -> None:
     cls.transpose = transpose
     cls.permute = permute
     cls.detach = detach
-    cls.data = property(detach, doc="The tensor's values outside the graph (a detached view).")
+    # Unlike torch's .data, this view shares the version counter: an in-place write through it
+    # is seen by autograd (an error instead of a silently wrong gradient).
+    cls.data = property(detach, cls._set_data,
+                        doc="The tensor's values outside the graph (a detached view); assigning swaps "
+                            "in another tensor's memory, shape, dtype and device.")
 
 
 def _install_autograd_state(cls) -> None:
@@ -115,6 +120,15 @@ def _install_autograd_state(cls) -> None:
             return f"{text[:-1]}, requires_grad=True)"
         return text
 
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in .grad on backward (a no-op for leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn.retained = self
+
+    cls.retains_grad = property(lambda self: self.grad_fn is not None and self.grad_fn.retained is self)
+    cls.retain_grad = retain_grad
     cls.requires_grad_ = requires_grad_
     cls.backward = backward
     cls.__repr__ = cls.__str__ = __repr__
@@ -162,12 +176,66 @@ def _install_operators(cls) -> None:
 
 
 def _install_math_methods(cls) -> None:
-    for name in ("add", "sub", "mul", "div", "pow", "maximum", "matmul", "exp", "log", "sqrt", "abs",
+    from .. import _shape_functions as shapes  # noqa: PLC0415  (imports this package's views)
+
+    for name in ("flatten", "split", "chunk"):
+        setattr(cls, name, getattr(shapes, name))
+    from .._indexing import index_select  # noqa: PLC0415
+    cls.index_select = index_select
+    for name in ("min", "amin", "argmin", "minimum", "all", "any", "prod", "var", "std"):
+        setattr(cls, name, getattr(F, name))
+    for name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "maximum", "matmul", "exp", "log", "sqrt", "abs",
                  "neg", "relu", "sigmoid", "tanh", "sum", "mean", "amax", "max", "argmax", "eq", "ne",
                  "gt", "ge", "lt", "le"):
         setattr(cls, name, getattr(F, name))
     cls.softmax = F.softmax
     cls.log_softmax = F.log_softmax
+
+
+def _install_inplace(cls) -> None:
+    """add_, sub_, ..., `+=`, ...: in place, through views; see inplace.py for autograd."""
+    raw_copy, raw_fill = cls.copy_, cls.fill_
+
+    def add_(self, other, alpha=1):
+        return apply_inplace(self, F.add, other, alpha)
+
+    def sub_(self, other, alpha=1):
+        return apply_inplace(self, F.sub, other, alpha)
+
+    def copy_(self, src):
+        if _mode.enabled and (self.requires_grad or (isinstance(src, Tensor) and src.requires_grad)):
+            return apply_inplace(self, overwrite, src)
+        return raw_copy(self, src)
+
+    def fill_(self, value):
+        if _mode.enabled and (self.requires_grad or (isinstance(value, Tensor) and value.requires_grad)):
+            return apply_inplace(self, overwrite, value)
+        return raw_fill(self, value)
+
+    cls.add_ = cls.__iadd__ = add_
+    cls.sub_ = cls.__isub__ = sub_
+    cls.mul_ = cls.__imul__ = lambda self, other: apply_inplace(self, F.mul, other)
+    cls.div_ = cls.__itruediv__ = lambda self, other: apply_inplace(self, F.div, other)
+    cls.pow_ = cls.__ipow__ = lambda self, exponent: apply_inplace(self, F.pow, exponent)
+    cls.clamp_ = lambda self, min=None, max=None: apply_inplace(self, F.clamp, min, max)
+    cls.copy_ = copy_
+    cls.fill_ = fill_
+    cls.zero_ = lambda self: fill_(self, 0)
+
+
+def _install_advanced_indexing(cls) -> None:
+    """t[idx], t[mask] (copies, through index_select) beside the basic views; t[key] = v."""
+    from .. import _indexing  # imports autograd: only once autograd itself is set up
+
+    basic_getitem = cls.__getitem__
+
+    def __getitem__(self, key):
+        if _indexing.has_advanced(key):
+            return _indexing.getitem(self, key)
+        return basic_getitem(self, key)
+
+    cls.__getitem__ = __getitem__
+    cls.__setitem__ = _indexing.setitem
 
 
 def install() -> None:
@@ -181,3 +249,7 @@ def install() -> None:
     _scalar_conversions(cls)
     _install_operators(cls)
     _install_math_methods(cls)
+    _install_inplace(cls)
+    _install_advanced_indexing(cls)
+    from .. import _serialization  # noqa: PLC0415
+    _serialization.install(cls)

@@ -101,3 +101,21 @@ class Permute(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.permute(*ctx.inverse), None, None
+
+
+class Cat(Function):
+    """cat(tensors, dim): the gradient is split back into each input's slice of dim."""
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.sizes = [t.shape[dim] if t.ndim else 0 for t in tensors]
+        ctx.dim = dim
+        return _C.cat(list(tensors), dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads, start = [None], 0
+        for size in ctx.sizes:
+            grads.append(grad._slice(ctx.dim, start, start + size, 1))
+            start += size
+        return tuple(grads)

@@ -6,6 +6,7 @@ import math
 from collections import OrderedDict
 
 from .. import _C
+from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
 from .module import Module
@@ -72,6 +73,84 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim)
 
 
+class Dropout(Module):
+    """Zeroes elements with probability p while training (scaling the rest by 1/(1-p)); identity in eval()."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class LayerNorm(Module):
+    """Normalizes over the last dims (normalized_shape), then an elementwise affine (ones, zeros)."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_C.ones(*self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(_C.zeros(*self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class Embedding(Module):
+    """A lookup table: row i of weight (num_embeddings, embedding_dim), drawn from N(0, 1) as in torch;
+    the padding_idx row starts at zero and gets no gradient."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, device=None, dtype=None,
+                 _weight=None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        weight = _weight if _weight is not None else _C.randn(num_embeddings, embedding_dim, dtype=dtype, device=device)
+        self.weight = Parameter(weight)
+        if padding_idx is not None and _weight is None:
+            with no_grad():
+                self.weight[padding_idx] = 0.0
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None) -> Embedding:
+        rows, dim = embeddings.shape
+        module = cls(rows, dim, padding_idx=padding_idx, _weight=embeddings)
+        module.weight.requires_grad = not freeze
+        return module
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
+
+
 class Sequential(Module):
     """Runs its modules in order: Sequential(Linear(2, 8), ReLU(), Linear(8, 3))."""
 
@@ -104,3 +183,57 @@ class Sequential(Module):
         for module in self._modules.values():
             input = module(input)
         return input
+
+
+class ModuleList(Module):
+    """A list of modules registered as submodules "0", "1", ... (their parameters are the list's)."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _index(self, index: int) -> int:
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of range")
+        return index % size
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return ModuleList(modules[index])
+        return modules[self._index(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        setattr(self, str(self._index(index)), module)
+
+    def __delitem__(self, index) -> None:
+        modules = list(self._modules.values())
+        del modules[index if isinstance(index, slice) else self._index(index)]
+        self._modules.clear()
+        self.extend(modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules) -> ModuleList:
+        return self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> ModuleList:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._modules.clear()
+        self.extend(modules)

@@ -10,18 +10,26 @@ from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
+    """Adam; weight_decay adds weight_decay * p to the gradient (L2), or with
+    decoupled_weight_decay=True shrinks p by lr * weight_decay before the step (AdamW)."""
+
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+                 weight_decay: float = 0.0, *, decoupled_weight_decay: bool = False) -> None:
         if lr < 0.0 or eps < 0.0 or not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"Invalid Adam settings: lr={lr}, betas={betas}, eps={eps}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     @no_grad()
     def step(self) -> None:
         for group, p, state in self._params_with_grad():
             beta1, beta2 = group["betas"]
             grad = p.grad
-            if group["weight_decay"]:
+            if group["weight_decay"] and group["decoupled_weight_decay"]:
+                p.mul_(1.0 - group["lr"] * group["weight_decay"])
+            elif group["weight_decay"]:
                 grad = _C.add(grad, _C.mul(p, group["weight_decay"]))
             if not state:
                 state["step"] = 0
@@ -39,3 +47,11 @@ class Adam(Optimizer):
             # denom = sqrt(v) / sqrt(bias_correction2) + eps, exactly where torch puts eps
             denom = _C.add(_C.div(_C.sqrt(exp_avg_sq), math.sqrt(bias_correction2)), group["eps"])
             p.copy_(_C.sub(p, _C.mul(_C.div(exp_avg, denom), step_size)))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter), torch.optim.AdamW's defaults."""
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, decoupled_weight_decay=True)

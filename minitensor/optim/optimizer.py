@@ -1,6 +1,8 @@
-"""Optimizer base: parameter groups, per-parameter state, zero_grad."""
+"""Optimizer base: parameter groups, per-parameter state, zero_grad, state_dict."""
 
 from __future__ import annotations
+
+import copy
 
 from .. import _C
 
@@ -38,5 +40,46 @@ class Optimizer:
                 if p.grad is not None:
                     yield group, p, self.state.setdefault(id(p), {})
 
+    def _params(self) -> list:
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def state_dict(self) -> dict:
+        """{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}, torch's layout:
+        parameters are numbered in the order of the groups; the state's tensors are not copied."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: self.state[id(p)] for p in self._params() if self.state.get(id(p))}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Takes the hyper-parameters and per-parameter state of state_dict (copied; tensors moved to
+        each parameter's device, floating ones cast to its dtype, as torch does)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(own["params"]) for g, own in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = {}
+        for saved, own in zip(groups, self.param_groups):
+            by_index.update(zip(saved["params"], own["params"]))
+            own.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+        self.state = {}
+        for key, values in state_dict["state"].items():
+            param = by_index.get(key)
+            if param is not None:
+                self.state[id(param)] = {k: _state_value(v, param) for k, v in values.items()}
+
     def step(self):
         raise NotImplementedError
+
+
+def _state_value(value, param):
+    if isinstance(value, _C.Tensor):
+        dtype = param.dtype if value.dtype.is_floating_point else value.dtype
+        return value.detach().to(param.device, dtype).clone()
+    return copy.deepcopy(value)

@@ -27,16 +27,22 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
                 dtype_name(labels.dtype()));
   if (num_classes < 0) {
     MT_CHECK_VALUE(labels.numel() > 0, "Can not infer total number of classes from empty tensor.");
-    num_classes = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0] + 1;
+  }
+  if (labels.numel() > 0) {  // one look at the values on the host, as torch's CPU path does
+    const int64_t low = -amax(unary_op(UnaryCode::Neg, labels), std::nullopt, false).to(Device()).data<int64_t>()[0];
+    const int64_t high = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0];
+    if (low < 0) MT_THROW(RuntimeError, "Class values must be non-negative.");
+    if (num_classes < 0) num_classes = high + 1;
+    if (high >= num_classes) MT_THROW(RuntimeError, "Class values must be smaller than num_classes.");
   }
   const Tensor classes = arange(0, static_cast<double>(num_classes), 1, DType::Int64, labels.device());
   return binary_op(BinaryCode::Eq, labels.unsqueeze(-1), classes).to(DType::Int64);
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  MT_CHECK_VALUE(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  MT_CHECK_VALUE(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   const Tensor& first = tensors[0];
-  MT_CHECK_VALUE(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
+  MT_CHECK_SHAPE(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
   dim = wrap_dim(dim, first.dim());
   Shape shape = first.shape();
   shape[dim] = 0;
@@ -45,10 +51,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     check_same_device(first, t);
     MT_CHECK_TYPE(t.dtype() == first.dtype(), "cat(): expected all tensors of dtype ", dtype_name(first.dtype()),
                   ", but got ", dtype_name(t.dtype()), " at position ", i);
-    MT_CHECK_VALUE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
+    MT_CHECK_SHAPE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
                    " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d)
-      MT_CHECK_VALUE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
+      MT_CHECK_SHAPE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
                      dim, ". Expected size ", first.shape()[d], " but got size ", t.shape()[d], " for tensor number ",
                      i, " in the list.");
     shape[dim] += t.shape()[dim];

@@ -11,6 +11,7 @@ namespace mt {
 // Values start, start + step, ... < end (> end for a negative step), like torch.arange.
 Tensor arange(double start, double end, double step, DType dtype, Device device);
 // [..., num_classes] int64 with a 1 at each label; num_classes < 0 means max(labels) + 1.
+// Rejects labels below 0 or at/above num_classes (RuntimeError, as torch); -1 infers max + 1.
 Tensor one_hot(const Tensor& labels, int64_t num_classes);
 // Concatenation along `dim`; all tensors of one dtype and device, equal sizes elsewhere.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "core/broadcast.h"
@@ -13,9 +14,6 @@
 namespace mt {
 
 namespace {
-
-int category(DType d) { return d == DType::Bool ? 0 : (d == DType::Int64 ? 1 : 2); }
-int category(Operand::Kind k) { return k == Operand::Kind::Bool ? 0 : (k == Operand::Kind::Int ? 1 : 2); }
 
 int rank(DType d) {
   switch (d) {
@@ -35,10 +33,32 @@ DType promote_tensor_types(DType a, DType b) {
   return rank(a) > rank(b) ? a : b;
 }
 
-// A scalar only changes the dtype when it is of a higher category (float with an int tensor).
-DType promote_with_scalar(DType t, Operand::Kind k) {
-  if (category(k) <= category(t)) return t;
-  return k == Operand::Kind::Float ? DType::Float32 : DType::Int64;
+// torch's result_type: operands are ranked in three groups (tensors with dims, 0-d tensors, Python
+// scalars), each promoted within itself; a lower group only matters when it is of a higher category
+// (bool < int < float). So float16 tensor * 0-d float32 tensor -> float16, int64 tensor * 0-d float64
+// tensor -> float64, int64 tensor * 2.5 -> float32 (a Python float counts as the default dtype).
+struct PromotionState {
+  std::optional<DType> dims, zero_dim, scalars;
+};
+
+void promote_into(std::optional<DType>& slot, DType d) { slot = slot ? promote_tensor_types(*slot, d) : d; }
+
+void update(PromotionState& state, const Operand& o) {
+  if (o.is_tensor()) {
+    promote_into(o.tensor.dim() == 0 ? state.zero_dim : state.dims, o.tensor.dtype());
+    return;
+  }
+  const DType d = o.kind == Operand::Kind::Float ? DType::Float32
+                                                 : (o.kind == Operand::Kind::Int ? DType::Int64 : DType::Bool);
+  promote_into(state.scalars, d);
+}
+
+// torch's combine_categories: `higher` wins unless `lower` is of a higher category.
+std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower || is_floating_point(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating_point(*lower)) return promote_tensor_types(*higher, *lower);
+  return higher;
 }
 
 // Kernels compute in float32, float64 or int64 only.
@@ -150,10 +170,11 @@ void run_select(const Tensor& out, const ElementwiseArgs& args) {
 }  // namespace
 
 DType promote_types(const Operand& a, const Operand& b) {
-  if (a.is_tensor() && b.is_tensor()) return promote_tensor_types(a.tensor.dtype(), b.tensor.dtype());
-  if (a.is_tensor()) return promote_with_scalar(a.tensor.dtype(), b.kind);
-  MT_CHECK_TYPE(b.is_tensor(), "expected at least one tensor operand");
-  return promote_with_scalar(b.tensor.dtype(), a.kind);
+  MT_CHECK_TYPE(a.is_tensor() || b.is_tensor(), "expected at least one tensor operand");
+  PromotionState state;
+  update(state, a);
+  update(state, b);
+  return *combine(state.dims, combine(state.zero_dim, state.scalars));
 }
 
 Tensor binary_op(BinaryCode code, const Operand& a, const Operand& b) {
@@ -163,6 +184,15 @@ Tensor binary_op(BinaryCode code, const Operand& a, const Operand& b) {
   const bool compare = is_comparison(code);
   DType result = compare ? DType::Bool : promoted;
   if (code == BinaryCode::Div && !is_floating_point(promoted)) result = DType::Float32;
+  if (code == BinaryCode::Sub && promoted == DType::Bool) {
+    if (a.is_tensor() && b.is_tensor())
+      MT_THROW(RuntimeError, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+               "or `logical_xor()` operator instead.");
+    MT_THROW(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  if (code == BinaryCode::Pow && !is_floating_point(result) && !b.is_tensor() && b.i < 0)
+    MT_THROW(RuntimeError, "Integers to negative integer powers are not allowed.");
   const DType compute = compare ? compute_type(promoted) : compute_type(result);
   const Operand x = converted(a, compute), y = converted(b, compute);
   Tensor out = Tensor::empty(shape, compare ? DType::Bool : compute, device);
@@ -206,7 +236,8 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 }
 
 const Tensor& copy_into(const Tensor& dst, const Tensor& src) {
-  broadcast_strides(src, dst.shape());  // throws unless src broadcasts to dst
+  broadcast_shapes(dst.shape(), src.shape());  // torch's words for sizes that differ
+  broadcast_strides(src, dst.shape());         // throws unless src broadcasts to dst
   Tensor s = src;
   if (s.storage() == dst.storage()) s = s.clone();  // overlapping views: read everything first
   if (s.device() != dst.device() || s.dtype() != dst.dtype()) {

@@ -44,6 +44,14 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b);
 // be any strided view, in place. Returns dst.
 const Tensor& copy_into(const Tensor& dst, const Tensor& src);
 
+// In-place writes into any strided view; each bumps self's storage version (see inplace.cpp).
+const Tensor& copy_(const Tensor& self, const Tensor& src);       // src broadcast + converted
+const Tensor& fill_(const Tensor& self, const Operand& value);    // a scalar or a 0-d tensor
+// Writes `result` (= some op of self) into self, as torch's `add_` etc. do: result must have
+// self's shape, and a dtype that casts to self's (no float into int64, no int64 into bool).
+const Tensor& assign_result_(const Tensor& self, const Tensor& result);
+bool can_cast(DType from, DType to);  // torch.can_cast: never down a category (float > int > bool)
+
 inline Tensor add(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Add, a, b); }
 inline Tensor sub(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Sub, a, b); }
 inline Tensor mul(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Mul, a, b); }

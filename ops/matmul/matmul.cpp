@@ -24,7 +24,7 @@ Tensor as_batched(const Tensor& t, const Shape& batch, int64_t rows, int64_t col
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   check_same_device(a_in, b_in);
-  MT_CHECK_VALUE(a_in.dim() >= 1 && b_in.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ",
+  MT_CHECK_SHAPE(a_in.dim() >= 1 && b_in.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ",
                  a_in.dim(), "D and ", b_in.dim(), "D");
   MT_CHECK_TYPE(a_in.dtype() == b_in.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
                 dtype_name(a_in.dtype()), " != ", dtype_name(b_in.dtype()));
@@ -34,7 +34,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
   const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
   const int64_t m = a.size(-2), k = a.size(-1), k2 = b.size(-2), n = b.size(-1);
-  MT_CHECK_VALUE(k == k2, "mat1 and mat2 shapes cannot be multiplied (", m, "x", k, " and ", k2, "x", n, ")");
+  if (k != k2) {  // torch's words for each case
+    if (a_in.dim() == 1 && b_in.dim() == 1)
+      MT_THROW(ShapeError, "inconsistent tensor size, expected tensor [", k, "] and src [", k2,
+               "] to have the same number of elements, but got ", k, " and ", k2, " elements respectively");
+    if (a_in.dim() == 2 && b_in.dim() == 1)
+      MT_THROW(ShapeError, "size mismatch, got input (", m, "), mat (", m, "x", k, "), vec (", k2, ")");
+    MT_THROW(ShapeError, "mat1 and mat2 shapes cannot be multiplied (", m, "x", k, " and ", k2, "x", n, ")");
+  }
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
   const Shape batch = broadcast_shapes(a_batch, b_batch);
 

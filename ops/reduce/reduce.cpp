@@ -158,7 +158,7 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor sum_to_shape(const Tensor& x, const Shape& shape) {
-  MT_CHECK_VALUE(shape.size() <= x.shape().size() && broadcast_shapes(shape, x.shape()) == x.shape(),
+  MT_CHECK_SHAPE(shape.size() <= x.shape().size() && broadcast_shapes(shape, x.shape()) == x.shape(),
                  "sum_to_shape: shape ", shape_str(shape), " does not broadcast to ", shape_str(x.shape()));
   const std::size_t lead = x.shape().size() - shape.size();
   std::vector<int64_t> dims;
