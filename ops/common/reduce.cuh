@@ -34,17 +34,18 @@ __device__ __forceinline__ A elem_exp(A x) {
   else
     return acc_exp(x);
 }
-// exp(x - m) for every x of a row with the same m. For 16-bit outputs (Fast) it is one FFMA and
-// the hardware ex2: exp2(x * log2(e) - m * log2(e)), the product m * log2(e) taken once per row.
-// A -inf x gives 0 when m is finite; m = -inf gives NaN, as exp(-inf - -inf) does.
+// exp(x - m) for every x of a row with the same m. For 16-bit outputs (Fast) it is the hardware
+// ex2 of (x - m) * log2(e). (Not fma(x, log2(e), -m * log2(e)), one instruction fewer: m *
+// log2(e) overflows for |m| > 2.4e38, a value bfloat16 holds.) A -inf x gives 0 when m is
+// finite; m = -inf gives NaN, as exp(-inf - -inf) does.
 template <bool Fast, typename A>
 struct ShiftedExp {
-  A m, m_log2e;
-  __device__ __forceinline__ explicit ShiftedExp(A max) : m(max), m_log2e(max * A(1.4426950408889634)) {}
+  A m;
+  __device__ __forceinline__ explicit ShiftedExp(A max) : m(max) {}
   __device__ __forceinline__ A operator()(A x) const {
     if constexpr (Fast && sizeof(A) == 4) {
       float r;
-      asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, 1.4426950408889634f, -m_log2e)));
+      asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * 1.4426950408889634f));
       return r;
     } else {
       return acc_exp(x - m);

@@ -38,8 +38,8 @@ struct Ptrs {
 // forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
 // takes before rows move from the lanes tier to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the
 // fewest a lane takes, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and
-// cluster tiers has, MT_SOFTMAX_PERSISTENT=0 launches a block for every row group instead of
-// the blocks that fit at once.
+// cluster tiers has, MT_SOFTMAX_PERSISTENT=0/1 forces a block for every row group / only the
+// blocks that fit at once in the lanes and block tiers.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -53,27 +53,37 @@ int lanes_tier_max_packs() {
   return forced > 0 ? std::min(forced, kMax) : kMax;
 }
 
-// Ring depth: deep enough that a few rows are in flight behind the one being reduced, shallow
-// enough that several blocks still share an SM; capped by the block's shared-memory limit.
+// Ring depth. A persistent grid (a few blocks an SM, each looping over rows) keeps a few rows in
+// flight behind the one being reduced, but not so many that blocks stop sharing an SM; capped
+// by the block's shared-memory limit. A grid of a block per row group needs one stage: the
+// scheduler overlaps blocks instead.
 template <bool Bwd>
-int row_ring_stages(int threads, int packs) {
+int row_ring_stages(int threads, int packs, bool persistent) {
   static const int forced = env_int("MT_SOFTMAX_STAGES", 0);
   const int64_t stage = row_ring_bytes<Bwd>(1, threads, packs);
-  int stages = forced > 0 ? forced : int(std::clamp<int64_t>((48 << 10) / stage, 2, 4));
+  int stages = forced > 0 ? forced : persistent ? int(std::clamp<int64_t>((48 << 10) / stage, 2, 4)) : 1;
   while (stages > 1 && stage * stages > device_info().smem_per_block_optin - 2048) --stages;
   return stages;
 }
 
+// Whether a tier's grid is persistent: the env override, or the tier's own choice.
+inline bool persistent_grid(bool tier_choice) {
+  static const int forced = env_int("MT_SOFTMAX_PERSISTENT", -1);
+  return forced < 0 ? tier_choice : forced != 0;
+}
+
+// `grid`: blocks for one row group each. Persistent: as many of them as fit at once, looping.
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
-                   int threads, int64_t grid, bool vec, cudaStream_t stream) {
+                   int threads, int64_t grid, bool persistent, bool vec, cudaStream_t stream) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
-  const int stages = row_ring_stages<Bwd>(threads, PACKS);
+  persistent = persistent_grid(persistent);
+  const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
-  static const bool persistent = env_int("MT_SOFTMAX_PERSISTENT", 1) != 0;
   const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
-  kernel<<<unsigned(persistent ? std::min(grid, fill) : grid), threads, smem, stream>>>(
+  grid = std::min<int64_t>(persistent ? std::min(grid, fill) : grid, INT32_MAX);  // the rest loop
+  kernel<<<unsigned(grid), threads, smem, stream>>>(
       static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
       chunk, lanes_log2, stages, vec);
   MT_CUDA_CHECK_LAUNCH();
@@ -98,7 +108,7 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
       launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, int(npk), log2_exact(lanes),
-                                                      kLanesTierThreads, grid, vec, stream);
+                                                      kLanesTierThreads, grid, false, vec, stream);
   };
   switch (packs) {
     case 1: return run(std::integral_constant<int, 1>());
@@ -244,7 +254,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int threads = int(ceil_div(ceil_div(chunk, PACKS), 32) * 32);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
-  const int stages = row_ring_stages<Bwd>(threads, PACKS);
+  const int stages = row_ring_stages<Bwd>(threads, PACKS, true);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int active = active_clusters(kernel, cs, threads, smem);
@@ -265,8 +275,11 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
     const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
-    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, rows, vec,
-                                                         stream);
+    // A block a row; persistent only for wide rows, where one block fills an SM and the ring
+    // is what overlaps one row's reductions with the next one's loads.
+    const bool wide = PACKS > block_row_packs<T, Bwd, false>();
+    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, rows,
+                                                         wide, vec, stream);
     return true;
   }
   // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
