@@ -1,6 +1,16 @@
 // CUDA softmax / log_softmax, forward and backward: picks a kernel tier per (outer, axis, inner,
 // dtype). Every tier reads and writes each element once when its reduction group fits on chip;
 // the tiers differ in where the group lives. Kernels are in ops/softmax/cuda/*.cuh.
+//
+//   tier  shape (inner == 1 unless said)            where a row lives              file
+//   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, smem staged    staged_row_tier
+//   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
+//   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
+//   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
+//   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
+//   3c    anything else (e.g. [1, 16M])             two passes, partials in HBM    split_row_tier
+//   4a    inner > 1, (axis x tile) fits registers   one block's registers          inner_reg_tier
+//   4     inner > 1                                 a block's shared memory / L2   inner_tier
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
@@ -19,8 +29,8 @@
 namespace mt {
 namespace {
 
-// Past this many bytes of a row on chip, one block per SM would be all that fits and the SM
-// would idle between its load and store phases: split the row over a cluster instead.
+// Tier 3b: past this many bytes of a row on chip, one block per SM would be all that fits and
+// the SM would idle between its load and store phases: split the row over more blocks.
 constexpr int64_t kRowBlockBytes = 64 * 1024;
 // An inner-dim group is cached in shared memory up to this size (two blocks per SM still fit;
 // allowing one block per SM measured slower on an H200: [4096, 4096] over dim 0 went from 814 to
@@ -244,7 +254,7 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
-// Tier 3a: each row over the `cs` blocks of a cluster, the row in registers. False when such
+// Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. False when such
 // clusters cannot run here.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool vec,
@@ -290,7 +300,7 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), vec, stream);
 }
 
-// inner == 1: tiers 1, 2, 3a, 3b (shared memory), 2b (no clusters), then the split row.
+// inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int N = pack_size<T>();

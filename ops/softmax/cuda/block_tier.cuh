@@ -1,9 +1,9 @@
-// Tiers 2 and 3a: a row (inner == 1) too wide for registers is cached in shared memory, in its
-// storage type, between the reduction and the write: one read and one write of global memory.
-// Without clusters a block owns a whole row (tier 2: medium rows). With kCluster (sm_90) the row
-// is split over the `cs` blocks of a thread-block cluster, each caching its chunk, and the
-// block partials are combined through distributed shared memory (tier 3a: long rows, few of
-// them: a row of a million elements fills 16 SMs instead of one).
+// Tiers 2b and 3b: a row (inner == 1) cached in shared memory, in its storage type, between
+// the reduction and the write: one read and one write of global memory. Without clusters a
+// block owns a whole row (tier 2b: GPUs before sm_90). With kCluster (sm_90) the row is split
+// over the `cs` blocks of a thread-block cluster, each caching its chunk, and the block
+// partials are combined through distributed shared memory (tier 3b: rows too long for the
+// staged tiers' 16 blocks, which float64 reaches first: a vocabulary row of 151936 doubles).
 // Every thread touches the same shared-memory packs in every phase, so the cached row needs no
 // barrier of its own; only the reductions synchronize.
 #pragma once

@@ -1,4 +1,4 @@
-// Tier 3b (portable long rows): a row too long for one block's, or one cluster's, shared memory
+// Tier 3c (portable long rows): a row too long for one block's, or one cluster's, shared memory
 // (e.g. [1, 16777216]) or any long row on a GPU without clusters. Two kernels, three passes:
 //   stats: each block reduces one chunk of a row to a partial -- an online (max, sum of exp) for
 //          the forward, sum(y * dy) or sum(dy) for the backward -- into a small workspace;

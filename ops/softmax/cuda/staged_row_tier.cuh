@@ -1,21 +1,26 @@
-// Tiers 1-3a (inner == 1): rows read through a ring of shared-memory stages, several rows ahead.
+// Tiers 1, 2 and 3a (inner == 1): rows staged through shared memory with cp.async.
 //
 // A row belongs to a group of threads, which the RowGroup names:
 //   kLanes    `lanes` threads of a warp (a power of two <= 32): rows up to ~1K elements, several
 //             rows a warp, reductions by butterfly shuffles (tier 1);
-//   kBlock    one block: rows up to ~32K elements (tier 2);
+//   kBlock    one block: rows up to 16K-64K elements (tier 2);
 //   kCluster  the `cs` blocks of a thread-block cluster (sm_90), each owning a chunk of the row,
 //             the block results combined through distributed shared memory: long rows (tier 3a).
-// Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and holds
-// them in registers (as floats for 16-bit types) from the load to the store: each element is
-// read once, exp'd once and written once.
+// Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and copies
+// them into its own slots of a shared-memory ring (cp.async: no register holds data in flight).
+// The forward of float32 and 16-bit types then reads the row from the ring on each pass (max,
+// sum of exp, output) instead of holding it in registers, so a thread can own 32-64 values
+// without spilling; float64 and the backward hold their values in registers. Each element
+// crosses HBM once in and once out.
 //
-// What keeps HBM busy: groups loop over rows (a persistent grid), and before a thread reduces
-// row i it issues the copies of its packs of row i + stages - 1 into its own slots of a
-// shared-memory ring (cp.async). The next rows' loads are in flight during this row's
-// reductions, barriers and stores, instead of each phase waiting for the one before. A thread
-// only reads the slots it filled itself, so the ring needs no barrier of its own. Rows that are
-// not 16-byte aligned (vec == false) are loaded directly, without the ring.
+// What keeps HBM busy: the lanes and block tiers launch a block for every row group and let the
+// scheduler overlap blocks (measured faster than a persistent grid of the same kernel on an
+// H100: [524288, 128] float32 89% -> 97% of copy). The cluster tier, whose blocks fill SMs and
+// meet at a cluster barrier every row, is persistent: its clusters loop over rows, and a thread
+// issues the copies of row i + stages - 1 into the ring before it reduces row i, so the next
+// rows' loads are in flight during this row's barriers. A thread only reads the slots it filled
+// itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
+// (vec == false) are loaded element by element.
 #pragma once
 
 #include "core/dtype.h"
