@@ -99,18 +99,23 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   MT_CUDA_CHECK_LAUNCH();
 }
 
-// Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. Each lane takes at
-// least 16 values (half of lanes_row_max_packs) when the row has them: the two butterfly
-// reductions cost the same per lane whatever it holds, and with 4 values a lane they made the
-// kernel instruction-bound ([524288, 128] float32: 71% SM busy, 78% of DRAM bandwidth, H100).
+// Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. A lane takes 4
+// packs once the row has them (the two butterfly reductions cost the same per lane whatever it
+// holds: at 4 values a lane they made [524288, 128] float32 instruction-bound), but a forward
+// row keeps at least 8 lanes in float32 and 2 in 16-bit, measured best on an H100:
+// [2097152, 32] float32 8 lanes x 1 pack 190 us, 2 x 4 205 us; float16 2 x 2 111 us, 1 x 4
+// 147 us; [524288, 128] float16 4 x 4 96 us, 8 x 2 100 us. The backward holds y and dy in
+// registers: half of lanes_row_max_packs a lane.
 template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cudaStream_t stream) {
   constexpr int N = pack_size<T>();
+  constexpr int kMinLanes = Bwd ? 1 : sizeof(T) == 4 ? 8 : sizeof(T) == 2 ? 2 : 1;
   const int64_t npk = ceil_div(cols, N);
-  static const int min_packs = std::clamp(
-      env_int("MT_SOFTMAX_LANE_MIN_PACKS", lanes_row_max_packs<T, Bwd>() / 2), 1,
-      lanes_row_max_packs<T, Bwd>());
-  const int lanes = int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)), 1, 32));
+  static const int min_packs =
+      std::clamp(env_int("MT_SOFTMAX_LANE_MIN_PACKS", Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4),
+                 1, lanes_row_max_packs<T, Bwd>());
+  const int lanes = int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
+                                            std::min(kMinLanes, next_pow2(npk)), 32));
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   const int64_t grid = ceil_div(rows, kLanesTierThreads / lanes);
@@ -313,7 +318,11 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
   // threads); with few rows, enough to give every SM work (without making chunks shorter than
   // 4K elements).
-  static const int max_threads = std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kRowTierMaxThreads), 64, kRowTierMaxThreads);
+  // float64 blocks stop at 512 threads: at 1024 ([16384, 4096] float64 657 us) the 64-register
+  // cap spills its values; at 512 it takes the wide packs instead (361 us, H100).
+  constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
+  static const int max_threads =
+      std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kMaxThreads), 64, kRowTierMaxThreads);
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   if (rows < 2 * dev.sm_count) {
     int64_t cs = narrow_cs;
