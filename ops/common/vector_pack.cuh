@@ -67,6 +67,20 @@ __device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
   return p;
 }
 
+// Makes the compiler forget what it knows of a pack held in registers (an empty asm that may
+// have changed it), so that values converted from it in one pass are converted again in the
+// next instead of being kept live between them: a 16-bit pack costs 4 registers, its float
+// copies 8.
+template <typename T, int N>
+__device__ __forceinline__ void forget_values(Pack<T, N>& p) {
+  static_assert(sizeof(Pack<T, N>) % 4 == 0, "whole 32-bit words");
+  uint32_t w[sizeof(Pack<T, N>) / 4];
+  memcpy(w, &p, sizeof(w));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(w) / 4); ++i) asm volatile("" : "+r"(w[i]));
+  memcpy(&p, w, sizeof(w));
+}
+
 // 16-bit -> float two at a time from 32-bit words: one instruction per value, no extraction of
 // the halves first.
 template <int N, typename T, typename A>
