@@ -103,15 +103,17 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
   P fill;  // steps past the axis read as -inf (forward) or 0 (backward)
 #pragma unroll
   for (int j = 0; j < N; ++j) fill.v[j] = Bwd ? T(0.0f) : T(-INFINITY);
+  // Pack r of this thread is at offset + r * stride of each tensor.
+  const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner;
+  // Steps of this thread inside the axis (0 for a pack past inner).
+  const int64_t valid = col < inner ? axis - first : 0;
   P v[R];
   [[maybe_unused]] P d[Bwd ? R : 1];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const int64_t step = first + int64_t(r) * TY;
-    const bool inside = step < axis && col < inner;
-    const int64_t at = base + step * inner + col;
-    v[r] = inside ? load_whole(reinterpret_cast<const P*>(a + at)) : fill;
-    if constexpr (Bwd) d[r] = inside ? load_whole(reinterpret_cast<const P*>(b + at)) : fill;
+    const bool inside = int64_t(r) * TY < valid;
+    v[r] = inside ? load_whole(reinterpret_cast<const P*>(a + offset + r * stride)) : fill;
+    if constexpr (Bwd) d[r] = inside ? load_whole(reinterpret_cast<const P*>(b + offset + r * stride)) : fill;
   }
 
   // Per column; the N columns of a thread are independent chains.
@@ -130,17 +132,18 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, slots[0], tx_log2, clustered);
   } else {
-    if constexpr (sizeof(T) == 2 && N > 1) {
+    if constexpr (sizeof(T) == 2) {  // the max in the storage type, two elements at a time
+      Pack<T, N> mx = v[0];
 #pragma unroll
-      for (int r = 0; r < R; ++r) forget_values(v[r]);
-    }
-    unpack<N>(v[0], m);
+      for (int r = 1; r < R; ++r) mx = pack_max(mx, v[r]);
+      unpack<N>(mx, m);
+    } else {
+      unpack<N>(v[0], m);
 #pragma unroll
-    for (int r = 1; r < R; ++r) {
-      A x[N];
-      unpack<N>(v[r], x);
+      for (int r = 1; r < R; ++r) {
 #pragma unroll
-      for (int j = 0; j < N; ++j) m[j] = nan_max(m[j], x[j]);
+        for (int j = 0; j < N; ++j) m[j] = nan_max(m[j], A(v[r].v[j]));
+      }
     }
     column_group_allreduce<N>(m, MaxOp(), scratch, slots[0], tx_log2, clustered);
 #pragma unroll
@@ -166,8 +169,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const int64_t step = first + int64_t(r) * TY;
-    if (step < axis && col < inner) {
+    if (int64_t(r) * TY < valid) {
       A x[N], o[N];
       if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
       unpack<N>(v[r], x);
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
         else
           o[j] = ShiftedExp<kFast, A>(m[j])(x[j]) * coef[j];
       }
-      store_whole(reinterpret_cast<P*>(out + base + step * inner + col), pack_of<T>(o));
+      store_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
     }
   }
   if (clustered) cluster_exit_barrier();  // the other blocks may still read this one's slots
