@@ -320,8 +320,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
-  // threads); with few rows, enough to give every SM work (without making chunks shorter than
-  // 4K elements).
+  // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
+  // making chunks shorter than 4K elements (two an SM left [64, 152064] float16 at 24% of copy
+  // on an H100, slower than torch; ~9 blocks a row ran 20% faster).
   // float64 blocks stop at 512 threads: at 1024 ([16384, 4096] float64 657 us) the 64-register
   // cap spills its values; at 512 it takes the wide packs instead (361 us, H100).
   constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
@@ -330,7 +331,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   if (rows < 2 * dev.sm_count) {
     int64_t cs = narrow_cs;
-    if (dev.clusters) cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
+    if (dev.clusters)
+      cs = std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), int64_t(16)}));
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
   } else if (narrow_cs == 1) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
@@ -369,8 +371,9 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaSt
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(s.inner, N);
   // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
-  // the block size.
+  // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
   static const int forced_packs = env_int("MT_SOFTMAX_COLUMN_PACKS", 0);
+  static const int min_tx = std::max(1, env_int("MT_SOFTMAX_COLUMN_MIN_TX", 2));
   static const int block_threads =
       std::clamp(env_int("MT_SOFTMAX_COLUMN_THREADS", 256) / 32 * 32, 32, kColumnMaxThreads);
   // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
@@ -384,7 +387,7 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaSt
   const int64_t steps = ceil_div(s.axis, packs);  // threads along the axis, over the cluster
   // Packs along inner: as many as the block has room for beside the axis, at least 2 (a
   // 32-byte sector per step for 16-byte packs).
-  const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(2, block_threads / steps));
+  const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
   int64_t tx = 1;
   while (tx * 2 <= want_tx) tx *= 2;
   const int64_t max_ty = block_threads / tx;
