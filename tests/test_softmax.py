@@ -468,7 +468,8 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
 # One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run
 # these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
 SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
-                   ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1)]
+                   ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1), ((2, 21, 3136), 1),
+                   ((1, 2048, 64), 1)]
 
 
 @pytest.mark.cuda
