@@ -18,7 +18,7 @@ def _wrap(dim: int, ndim: int) -> int:
 
 
 def cat(tensors, dim: int = 0):
-    """The tensors joined along an existing dim (all of one dtype and device)."""
+    """The tensors joined along an existing dim (one device; mixed dtypes promote as in torch)."""
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")

@@ -34,6 +34,38 @@ def test_cat_and_stack_with_gradients(rng, dim):
     check(grads_of(lambda lib, a, b: lib.cat((a, b), 0)), leaf(rng, 2, 4), leaf(rng, 5, 4))
 
 
+DTYPE_PAIRS = [("int64", "float32"), ("bool", "int64"), ("float16", "bfloat16"), ("float16", "float32"),
+               ("bfloat16", "float64"), ("bool", "float16"), ("float32", "float32")]
+
+
+@pytest.mark.parametrize("first,second", DTYPE_PAIRS)
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_cat_and_stack_promote_mixed_dtypes_as_torch(rng, first, second, join):
+    def build(dtype):
+        if dtype == "bool":
+            return Input(rng.integers(0, 2, (2, 3)).astype(bool), "bool")
+        if dtype == "int64":
+            return Input(rng.integers(-5, 5, (2, 3)), "int64")
+        return Input(random(rng, 2, 3), dtype)
+
+    def program(lib, a, b):
+        out = getattr(lib, join)([a, b, a], 1)
+        return out, out.dtype
+
+    check(program, build(first), build(second))
+    check(program, build(second), build(first))
+
+
+def test_cat_of_mixed_dtypes_sends_each_input_its_gradient_in_its_dtype(rng):
+    def program(lib, a, b, n):
+        out = lib.cat([a, b, n], 0)  # float16, float64, int64 -> float64
+        (out * out).sum().backward()
+        return out, a.grad, b.grad
+
+    check(program, Input(random(rng, 2, 3), "float16", requires_grad=True),
+          Input(random(rng, 3, 3), "float64", requires_grad=True), Input(rng.integers(-4, 4, (1, 3)), "int64"))
+
+
 def test_stack_and_cat_errors(rng):
     check(lambda lib, a, b: lib.stack([a, b]), random(rng, 3, 4), random(rng, 3, 5))
     check(lambda lib, a: lib.stack([]), random(rng, 3))

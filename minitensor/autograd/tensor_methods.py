@@ -82,11 +82,12 @@ def _install_views(cls) -> None:
     cls.transpose = transpose
     cls.permute = permute
     cls.detach = detach
-    # Unlike torch's .data, this view shares the version counter: an in-place write through it
-    # is seen by autograd (an error instead of a silently wrong gradient).
-    cls.data = property(detach, cls._set_data,
-                        doc="The tensor's values outside the graph (a detached view); assigning swaps "
-                            "in another tensor's memory, shape, dtype and device.")
+    # As torch's .data: the same memory outside the graph, with a version counter of its own, so
+    # writes through it (old-style optimizers) do not trip autograd's saved-tensor check; detach()
+    # shares the counter and does.
+    cls.data = property(cls._alias_with_own_version, cls._set_data,
+                        doc="The tensor's values outside the graph (the same memory, its own version "
+                            "counter); assigning swaps in another tensor's memory, shape, dtype and device.")
 
 
 def _install_autograd_state(cls) -> None:
