@@ -2,10 +2,11 @@
 // reduction group held in registers from its one read to its one write. No transpose.
 //
 // x is [outer][axis][inner]. A group is one outer index and a tile of TX packs (N consecutive
-// inner columns, 16 bytes each) over the whole axis. Thread (tx, ty) of a block of TX x TY owns
-// pack tx of the tile at the R axis steps ty, ty + TY, ..., ty + (R - 1) * TY of its block's
-// segment, and issues all R loads before any arithmetic: a warp reads TX * 16 contiguous bytes per
-// step, and every thread has R * 16 bytes in flight. A long axis is split over the CS blocks of a
+// inner columns: 16 bytes, fewer where inner or the pointers are not aligned to 16) over the whole
+// axis. Thread (tx, ty) of a block of TX x TY owns pack tx of the tile at the R axis steps ty,
+// ty + TY, ..., ty + (R - 1) * TY of its block's segment, and issues all R loads before any
+// arithmetic: a warp reads TX packs of contiguous bytes per step, and every thread has R packs in
+// flight. A long axis is split over the CS blocks of a
 // cluster, block k taking steps [k * TY * R, (k + 1) * TY * R).
 //
 // Reductions, per column: a thread's R values (registers), the TY threads of the block
@@ -14,7 +15,8 @@
 // but no exp rescaling of partials.
 //
 // The host (softmax_cuda.cu) picks R, TX, TY and CS from the shape so that TY * R * CS covers the
-// axis with little padding, TX * 16 bytes stay >= a 32-byte sector, and blocks hold ~256 threads.
+// axis with little padding, TX >= 2 packs (a 32-byte sector of 16-byte packs), and blocks hold
+// ~256 threads.
 #pragma once
 
 #include "core/dtype.h"
@@ -51,13 +53,12 @@ __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, A* sl
   }
   cluster.sync();
   const unsigned cs = cluster.num_blocks();
-  const A* first = cluster.map_shared_rank(slot, 0u);
-#pragma unroll
-  for (int j = 0; j < N; ++j) v[j] = first[tx * N + j];
+  load_values<N>(cluster.map_shared_rank(slot, 0u) + tx * N, v);
   for (unsigned k = 1; k < cs; ++k) {
-    const A* other = cluster.map_shared_rank(slot, k);
+    A other[N];
+    load_values<N>(cluster.map_shared_rank(slot, k) + tx * N, other);
 #pragma unroll
-    for (int j = 0; j < N; ++j) v[j] = op(v[j], other[tx * N + j]);
+    for (int j = 0; j < N; ++j) v[j] = op(v[j], other[j]);
   }
 #endif
 }
