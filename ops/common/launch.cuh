@@ -1,9 +1,10 @@
 // Launch-shape helpers: a per-device cache of the properties that size grids (SM count, shared
-// memory limit, L2, cluster support), so the dispatcher does not query the driver per call.
+// memory limit, cluster support), so the dispatcher does not query the driver per call.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -15,10 +16,7 @@ namespace mt {
 struct DeviceInfo {
   int sm_count = 0;
   int major = 0;
-  int max_threads_per_sm = 0;
   int64_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
-  int64_t smem_per_sm = 0;
-  int64_t l2_bytes = 0;
   bool clusters = false;  // sm_90+, and not disabled by MT_SOFTMAX_NO_CLUSTER (for testing)
 };
 
@@ -33,14 +31,8 @@ inline const DeviceInfo& device_info() {
     int v = 0;
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, dev));
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.max_threads_per_sm,
-                                         cudaDevAttrMaxThreadsPerMultiProcessor, dev));
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     d.smem_per_block_optin = v;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    d.smem_per_sm = v;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, dev));
-    d.l2_bytes = v;
     const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
     d.clusters = d.major >= 9 && !(off && off[0] == '1');
   });
@@ -109,6 +101,13 @@ inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks for a grid-stride loop over n items, `threads` a block: one item a thread, at most 32
+// blocks an SM of this device (enough to fill it several times over; the loop does the rest).
+inline unsigned grid_stride_blocks(int64_t n, int threads) {
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, threads), 32 * int64_t(device_info().sm_count))));
+}
 
 inline int next_pow2(int64_t v) {
   int p = 1;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/cuda_check.h"
+#include "ops/common/launch.cuh"  // grid_stride_blocks
 #include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/indexing/indexing.h"
 
@@ -13,9 +14,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 132 * 32));
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 // Element t of the selected block (outer, count, inner) and its place in the full (outer, size, inner).
 __device__ __forceinline__ int64_t full_offset(const IndexArgs& a, int64_t t) {

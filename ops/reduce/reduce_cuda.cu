@@ -9,6 +9,7 @@
 
 #include "core/cuda_check.h"
 #include "core/tensor.h"
+#include "ops/common/launch.cuh"  // device_info
 #include "ops/common/reduce.cuh"
 #include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/reduce/reduce_kernels.h"
@@ -24,7 +25,8 @@ __device__ __forceinline__ ReduceState<T> shfl_xor(ReduceState<T> s, int mask) {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 132 * 16;
+// At most 16 blocks an SM: the grid-stride loops do the rest.
+int max_blocks() { return 16 * device_info().sm_count; }
 
 // The reduction step as an operator for the shared warp / block / column reductions of
 // ops/common/reduce.cuh (the ones softmax uses); the kind is uniform across the grid.
@@ -76,7 +78,7 @@ constexpr int kColsXLog2 = 5, kColsX = 1 << kColsXLog2, kColsY = kThreads / kCol
 template <typename T>
 __global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T* values, int64_t* indices,
                                    int64_t outer, int64_t axis, int64_t inner, double scale) {
-  __shared__ ReduceState<T> scratch[kColsY * kColsX];
+  __shared__ __align__(16) ReduceState<T> scratch[kColsY * kColsX];  // column_allreduce reads 16 B
   const ReduceCombineOp op{kind};
   const int x = threadIdx.x % kColsX, y = threadIdx.x / kColsX;
   const int64_t tiles = (inner + kColsX - 1) / kColsX;
@@ -93,15 +95,16 @@ __global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T*
 }
 
 int blocks_for(int64_t tasks_per_block_units) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks_per_block_units, kMaxBlocks)));
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks_per_block_units, max_blocks())));
 }
 
 template <typename T>
 void launch_rows(ReduceKind kind, const T* in, const int64_t* in_index, T* values, int64_t* indices,
                  int64_t rows, int64_t axis, double scale, Device device) {
   // Few long rows: split so that the first pass has a few blocks per SM.
+  const int64_t sms = device_info().sm_count;
   int64_t splits = 1;
-  if (rows < 264 && axis >= 32768) splits = std::min<int64_t>((528 + rows - 1) / rows, axis / 4096);
+  if (rows < 2 * sms && axis >= 32768) splits = std::min<int64_t>((4 * sms + rows - 1) / rows, axis / 4096);
   if (splits > 1) {
     const int64_t chunk = (axis + splits - 1) / splits;
     splits = (axis + chunk - 1) / chunk;
