@@ -299,3 +299,15 @@ def test_process_survives_a_burst_of_errors():
                 failures += 1
     assert failures == 300
     assert mt.tensor([0.0, 0.0]).softmax(0).tolist() == [0.5, 0.5]
+
+
+def test_sizes_that_overflow_int64_raise_before_allocating():
+    # torch: "Storage size calculation overflowed"; the product used to wrap to a tiny allocation.
+    for shape in ((2**40, 2**40), (2**62, 4), (2**61, 2)):  # elements, elements, bytes overflow
+        with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+            mt.empty(*shape)
+    assert mt.empty(2**62, 4, 0).shape == (2**62, 4, 0)  # no elements: nothing overflows
+    x = mt.ones(4)
+    for shape in ((2**32, 2**32), (-1, 2**62, 4), (2**62, 4, 2**62)):
+        with pytest.raises(RuntimeError, match="invalid for input of size 4"):
+            x.reshape(*shape)
