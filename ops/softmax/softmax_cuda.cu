@@ -321,8 +321,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
   // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
-  // making chunks shorter than 4K elements (two an SM left [64, 152064] float16 at 24% of copy
-  // on an H100, slower than torch; ~9 blocks a row ran 20% faster).
+  // making chunks shorter than 4K elements. (Against two an SM, on an H100: [8, 131072] takes
+  // 16-block clusters instead of the split row, kernel 12.6 -> 7.9 us in float16; [16, 262144]
+  // too, 18.0 -> 20.9 us: slower. Open: see BENCHMARKS.md.)
   // float64 blocks stop at 512 threads: at 1024 ([16384, 4096] float64 657 us) the 64-register
   // cap spills its values; at 512 it takes the wide packs instead (361 us, H100).
   constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
