@@ -105,6 +105,14 @@ def _install_safe_new(cls) -> None:
     cls.__new__ = staticmethod(__new__)
 
 
+def _iter(self):
+    # Without __iter__ Python falls back to t[0], t[1], ... until IndexError: a 0-d tensor would
+    # iterate as empty instead of failing as torch's does.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
 def _dtype_repr(self: _C.dtype) -> str:
     return f"minitensor.{self.name}"
 
@@ -119,4 +127,5 @@ def _install() -> None:
     cls.tolist = _tolist
     cls.item = _item
     cls.__getitem__ = _getitem
+    cls.__iter__ = _iter
     cls.T = property(lambda self: self.permute(*reversed(range(self.ndim))))

@@ -66,6 +66,10 @@ const Tensor& fill_(const Tensor& self, const Operand& value) {
                    value.tensor.dim(), " dimensions.");
     return write_(self, value.tensor);
   }
+  // A float with no int64 value (NaN, inf, past +-2**63) would convert to INT64_MIN: torch's error.
+  if (value.kind == Operand::Kind::Float && self.dtype() == DType::Int64 &&
+      !(value.f >= -9223372036854775808.0 && value.f < 9223372036854775808.0))
+    MT_THROW(RuntimeError, "value cannot be converted to type int64_t without overflow");
   return write_(self, scalar_tensor(value));
 }
 
