@@ -78,3 +78,9 @@ def test_views_stay_inside_their_storage():
     assert t[1:, 2:].T.reshape(-1).shape == (12,)
     assert t.unsqueeze(0).expand(3, 4, 6).shape == (3, 4, 6)
     assert t[3, 5].item() == 0.0
+
+
+def test_cat_whose_size_overflows_raises():
+    huge = mt.ones(1).expand(2**62)  # a legal stride-0 view
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        mt.cat([huge, huge, huge])

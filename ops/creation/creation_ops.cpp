@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/broadcast.h"
+#include "core/checked_math.h"
 #include "core/errors.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
@@ -77,7 +78,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       MT_CHECK_SHAPE(d == dim || t.shape()[d] == first.shape()[d], "Sizes of tensors must match except in dimension ",
                      dim, ". Expected size ", first.shape()[d], " but got size ", t.shape()[d], " for tensor number ",
                      i, " in the list.");
-    shape[dim] += t.shape()[dim];
+    if (!checked_add(shape[dim], t.shape()[dim], &shape[dim]))  // several huge expanded inputs
+      MT_THROW(RuntimeError, "torch.cat(): the concatenated size along dim ", dim, " overflows int64");
     dtype = promote_tensor_types(dtype, t.dtype());
   }
   Tensor out = Tensor::empty(shape, dtype, first.device());
