@@ -31,9 +31,17 @@ void bind_testing(py::module_& m);  // test-only hooks (bindings/testing.cpp)
 Device to_device(const py::handle& obj, Device fallback = Device());
 // Accepts a minitensor dtype or None (-> `fallback`).
 DType to_dtype(const py::handle& obj, DType fallback);
-// (2, 3), [2, 3] or the varargs of reshape(2, 3) -> {2, 3}.
+// (2, 3), [2, 3] or the varargs of reshape(2, 3) -> {2, 3}; entries as to_int64.
 Shape to_shape(const py::args& args);
+// Whether obj is an integer as torch takes one: int, bool or an __index__ object (NumPy integers),
+// never a float.
+bool is_integer_like(const py::handle& obj);
+// obj (is_integer_like) as int64. Anything else is a TypeError naming `what`; an int beyond int64
+// is an OverflowError with Python's own words ("int too big to convert"), as torch raises.
+int64_t to_int64(const py::handle& obj, const char* what);
 
+// full / full_like: integer fill values go through int64 (exact above 2^53), others through double.
+Tensor full_from_python(const Shape& shape, const py::object& value, DType dtype, Device device);
 // Tensor from nested lists, scalars, NumPy arrays or other tensors (a copy, like torch.tensor).
 Tensor tensor_from_data(const py::handle& data, const py::handle& dtype, const py::handle& device);
 // Zero-copy view of a NumPy array's memory; the array stays alive while the tensor does.

@@ -84,11 +84,14 @@ Tensor tensor_from_numpy(const py::array& array) {
   }
   // Keep the array alive while the storage is; dropping the reference needs the GIL.
   auto keep = new py::object(py::reinterpret_borrow<py::object>(array));
-  auto storage = std::make_shared<Storage>(const_cast<void*>(array.data()), static_cast<std::size_t>(array.nbytes()),
+  // The bytes the view spans (array.nbytes counts only its elements: less, for a strided array).
+  const auto nbytes = static_cast<std::size_t>(storage_extent(shape, strides, 0) * item);
+  auto storage = std::make_shared<Storage>(const_cast<void*>(array.data()), nbytes,
                                            Device(), [keep] {
                                              py::gil_scoped_acquire gil;
                                              delete keep;
-                                           });
+                                           },
+                                           array.writeable());  // np.frombuffer(bytes), read-only mmap
   return Tensor(std::move(storage), shape, strides, 0, dtype);
 }
 
@@ -99,7 +102,10 @@ py::array tensor_to_numpy(const Tensor& tensor, const py::object& owner) {
   if (tensor.numel() == 0) return py::array(numpy_dtype(tensor.dtype()), shape);  // nothing to share
   std::vector<py::ssize_t> strides;
   for (int64_t s : tensor.strides()) strides.push_back(s * tensor.itemsize());
-  return py::array(numpy_dtype(tensor.dtype()), shape, strides, tensor.data_ptr(), owner);
+  py::array array(numpy_dtype(tensor.dtype()), shape, strides, tensor.data_ptr(), owner);
+  // NumPy makes arrays over a foreign owner writeable; memory we were told is read-only stays so.
+  if (!tensor.storage()->writable()) array.attr("flags").attr("writeable") = false;
+  return array;
 }
 
 }  // namespace mt::bindings

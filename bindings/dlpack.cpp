@@ -4,6 +4,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/dlpack_abi.h"
+#include "core/checked_math.h"
 #include "core/cuda_runtime.h"
 #include "core/errors.h"
 
@@ -96,7 +97,7 @@ py::capsule export_capsule(const Tensor& t, bool versioned) {
   if (versioned) {
     auto* m = make_managed<dlpack::ManagedTensorVersioned>(t);
     m->version = {1, 0};
-    m->flags = 0;
+    m->flags = t.storage()->writable() ? 0 : dlpack::kFlagReadOnly;  // consumers must not write it
     return py::capsule(m, kVersionedName, [](PyObject* cap) {
       // Only an unconsumed capsule still owns the tensor; a consumer renames it and takes over.
       if (PyCapsule_IsValid(cap, kVersionedName)) {
@@ -115,7 +116,7 @@ py::capsule export_capsule(const Tensor& t, bool versioned) {
 }
 
 // Wraps a consumed DLTensor in a Tensor whose storage calls the producer's deleter at the end.
-Tensor import_dl_tensor(const dlpack::Tensor& dl, std::function<void()> release) {
+Tensor import_dl_tensor(const dlpack::Tensor& dl, std::function<void()> release, bool writable = true) {
   Device device;
   if (dl.device.device_type == dlpack::kCPU || dl.device.device_type == dlpack::kCUDAHost) {
     device = Device();
@@ -145,10 +146,17 @@ Tensor import_dl_tensor(const dlpack::Tensor& dl, std::function<void()> release)
   const int64_t item = itemsize(dtype);
   char* base = static_cast<char*>(dl.data) + dl.byte_offset;
   // Our Storage addresses whole elements from its base; point it at the first element.
-  const int64_t numel = shape_numel(shape);
-  int64_t span = numel > 0 ? 1 : 0;
-  for (int32_t d = 0; d < dl.ndim && numel > 0; ++d) span += (shape[d] - 1) * strides[d];
-  auto storage = std::make_shared<Storage>(base, static_cast<std::size_t>(span * item), device, std::move(release));
+  int64_t nbytes = 0;
+  try {  // a producer's sizes are not trusted: overflow is an error, not a wrapped span
+    for (int64_t s : shape) MT_CHECK_VALUE(s >= 0, "from_dlpack: negative size in ", shape_str(shape));
+    if (!checked_mul(storage_extent(shape, strides, 0), item, &nbytes))
+      MT_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(shape));
+  } catch (...) {
+    release();
+    throw;
+  }
+  auto storage = std::make_shared<Storage>(base, static_cast<std::size_t>(nbytes), device, std::move(release),
+                                           writable);
   return Tensor(std::move(storage), shape, strides, 0, dtype);
 }
 
@@ -184,7 +192,8 @@ Tensor from_dlpack(const py::object& obj) {
     MT_CHECK_VALUE(m->version.major == 1, "from_dlpack: unsupported DLPack version ", m->version.major, ".",
                    m->version.minor);
     PyCapsule_SetName(cap, kVersionedUsedName);
-    return import_dl_tensor(m->dl_tensor, [m] { if (m->deleter) m->deleter(m); });
+    return import_dl_tensor(m->dl_tensor, [m] { if (m->deleter) m->deleter(m); },
+                            (m->flags & dlpack::kFlagReadOnly) == 0);
   }
   if (PyCapsule_IsValid(cap, kLegacyName)) {
     auto* m = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(cap, kLegacyName));

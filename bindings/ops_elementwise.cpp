@@ -9,8 +9,12 @@ namespace {
 
 Operand to_operand(const py::handle& obj) {
   if (py::isinstance<Tensor>(obj)) return Operand(obj.cast<Tensor>());
-  if (py::isinstance<py::bool_>(obj)) return Operand::from_bool(obj.cast<bool>());
-  if (py::isinstance<py::int_>(obj)) return Operand::from_int(obj.cast<int64_t>());
+  // Looked up once and kept for the process's life (never released: no teardown-order problems).
+  static const py::handle numpy_bool = py::object(py::module_::import("numpy").attr("bool_")).release();
+  if (py::isinstance<py::bool_>(obj) || py::isinstance(obj, numpy_bool))
+    return Operand::from_bool(PyObject_IsTrue(obj.ptr()) == 1);
+  // Python ints and NumPy integers (torch takes both as integer scalars); 2**70 -> OverflowError.
+  if (is_integer_like(obj)) return Operand::from_int(to_int64(obj, "a scalar operand"));
   if (py::isinstance<py::float_>(obj)) return Operand::from_float(obj.cast<double>());
   // NumPy scalars and anything else with __float__ count as Python floats.
   if (py::hasattr(obj, "__float__")) return Operand::from_float(py::float_(py::reinterpret_borrow<py::object>(obj)));

@@ -89,6 +89,9 @@ void bind_tensor(py::module_& m) {
       .def("bfloat16", [](const Tensor& t) { return t.to(DType::BFloat16); }, release_gil())
       .def("long", [](const Tensor& t) { return t.to(DType::Int64); }, release_gil())
       .def("bool", [](const Tensor& t) { return t.to(DType::Bool); }, release_gil())
+      .def_property_readonly("is_read_only", [](const Tensor& t) { return !t.storage()->writable(); },
+                             "Whether the memory is read-only (a non-writeable NumPy array, a READ_ONLY DLPack "
+                             "capsule): writes into it raise RuntimeError")
       .def_property_readonly("_version", [](const Tensor& t) { return t.storage()->version(); },
                              "How many in-place writes this tensor's memory has seen (through any view)")
       // t.data = other: this Python object now shows other's memory, shape, dtype and device
@@ -102,7 +105,8 @@ void bind_tensor(py::module_& m) {
       // through it do not count as changes to the tensors autograd saved. It keeps t's Storage alive.
       .def("_alias_with_own_version", [](const Tensor& t) {
         std::shared_ptr<Storage> owner = t.storage();
-        auto alias = std::make_shared<Storage>(owner->data(), owner->nbytes(), owner->device(), [owner] {});
+        auto alias = std::make_shared<Storage>(owner->data(), owner->nbytes(), owner->device(), [owner] {},
+                                              owner->writable());
         return Tensor(std::move(alias), t.shape(), t.strides(), t.offset(), t.dtype());
       })
       .def("softmax", &softmax, py::arg("dim"), release_gil())
@@ -121,7 +125,8 @@ void bind_tensor(py::module_& m) {
         MT_CHECK_TYPE(format[0] != '\0', "bfloat16 tensors have no buffer format; call .float() first");
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
         for (int64_t s : t.strides()) strides.push_back(s * t.itemsize());
-        return py::buffer_info(t.data_ptr(), t.itemsize(), format, t.dim(), shape, strides);
+        return py::buffer_info(t.data_ptr(), t.itemsize(), format, t.dim(), shape, strides,
+                               !t.storage()->writable());
       });
 }
 

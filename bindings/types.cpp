@@ -1,5 +1,7 @@
 // minitensor.dtype and minitensor.device.
 #include "bindings/bindings.h"
+#include <stdexcept>
+
 #include "core/errors.h"
 
 namespace mt::bindings {
@@ -19,15 +21,29 @@ DType to_dtype(const py::handle& obj, DType fallback) {
                 py::repr(obj).cast<std::string>());
 }
 
+bool is_integer_like(const py::handle& obj) {
+  return !PyFloat_Check(obj.ptr()) && PyIndex_Check(obj.ptr());
+}
+
+int64_t to_int64(const py::handle& obj, const char* what) {
+  MT_CHECK_TYPE(is_integer_like(obj), what, " must be an integer, but got ",
+                py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) throw std::overflow_error("int too big to convert");
+  if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return value;
+}
+
 Shape to_shape(const py::args& args) {
-  if (args.size() == 1 && py::isinstance<py::sequence>(args[0]) && !py::isinstance<py::str>(args[0]))
-    return args[0].cast<Shape>();
   Shape shape;
-  for (const auto& a : args) {
-    // Python ints and what converts to one exactly (__index__: NumPy integer scalars), as torch.
-    MT_CHECK_TYPE(py::isinstance<py::int_>(a) || (PyIndex_Check(a.ptr()) && !PyBool_Check(a.ptr())),
-                  "shape entries must be integers, but got ", py::repr(a).cast<std::string>());
-    shape.push_back(py::reinterpret_steal<py::int_>(PyNumber_Index(a.ptr())).cast<int64_t>());
+  auto add = [&shape](const py::handle& size) { shape.push_back(to_int64(size, "shape entries")); };
+  if (args.size() == 1 && py::isinstance<py::sequence>(args[0]) && !py::isinstance<py::str>(args[0])) {
+    for (const auto& size : py::reinterpret_borrow<py::sequence>(args[0])) add(size);
+  } else {
+    for (const auto& size : args) add(size);
   }
   return shape;
 }

@@ -10,12 +10,18 @@ namespace mt {
 
 using Shape = std::vector<int64_t>;
 
-// Element count; a RuntimeError (torch's "Storage size calculation overflowed") when it does not
-// fit int64_t, before anything is allocated.
+// Element count. A product that overflows int64 throws RuntimeError with torch's wording
+// ("numel: integer multiplication overflow"), so no caller ever sees a wrapped count.
 int64_t shape_numel(const Shape& shape);
-// a * b for sizes and byte counts of `shape`, with the same overflow error.
-int64_t checked_size_mul(int64_t a, int64_t b, const Shape& shape);
+// Bytes of a contiguous allocation of `shape`; overflow throws torch's "Storage size calculation
+// overflowed with sizes=[...]".
+int64_t contiguous_nbytes(const Shape& shape, int64_t itemsize);
+// Row-major strides; overflow throws torch's "Stride calculation overflowed".
 Shape contiguous_strides(const Shape& shape);
+// Elements a strided view needs its storage to hold: offset + 1 + sum((size - 1) * stride), or 0
+// for an empty view. Strides must be >= 0. Overflow throws "Storage size calculation overflowed
+// with sizes=[...] and strides=[...]".
+int64_t storage_extent(const Shape& shape, const Shape& strides, int64_t offset);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 
 // Maps a possibly negative dim into [0, ndim). A 0-d tensor accepts -1 and 0, like torch.

@@ -100,8 +100,14 @@ Storage::Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(d
   if (!data_) MT_THROW(OutOfMemoryError, "out of host memory: tried to allocate ", nbytes, " bytes");
 }
 
-Storage::Storage(void* data, std::size_t nbytes, Device device, std::function<void()> release)
-    : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)) {}
+Storage::Storage(void* data, std::size_t nbytes, Device device, std::function<void()> release, bool writable)
+    : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)), writable_(writable) {}
+
+void Storage::check_writable() const {
+  if (!writable_)
+    MT_THROW(RuntimeError, "cannot write into a read-only tensor: its memory came from a non-writeable NumPy "
+             "array or a read-only DLPack capsule. clone() it first, or make the source writeable.");
+}
 
 Storage::~Storage() {
   if (release_) {

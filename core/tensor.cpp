@@ -4,6 +4,7 @@
 #include <mutex>
 #include <random>
 
+#include "core/checked_math.h"
 #include "core/copy.h"
 #include "core/cuda_runtime.h"
 #include "core/errors.h"
@@ -14,13 +15,26 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)),
       offset_(offset), dtype_(dtype) {
   MT_ASSERT(storage_ && shape_.size() == strides_.size());
+  // Every view is checked against the bytes it may touch, so no shape, stride or offset arithmetic
+  // anywhere can hand a kernel an out-of-bounds view. Cost: O(ndim) per view.
+  for (std::size_t d = 0; d < shape_.size(); ++d)
+    MT_CHECK_VALUE(shape_[d] >= 0 && strides_[d] >= 0, "invalid view: sizes ", shape_str(shape_), ", strides ",
+                   shape_str(strides_));
+  MT_CHECK_VALUE(offset_ >= 0, "invalid view: negative storage offset ", offset_);
+  shape_numel(shape_);  // throws when the element count does not fit in int64
+  const int64_t need = storage_extent(shape_, strides_, offset_);
+  const int64_t have = static_cast<int64_t>(storage_->nbytes()) / mt::itemsize(dtype_);
+  if (need > have)
+    MT_THROW(RuntimeError, "setStorage: sizes ", shape_str(shape_), ", strides ", shape_str(strides_),
+             ", storage offset ", offset_, ", and itemsize ", mt::itemsize(dtype_), " requiring a storage size of ",
+             need * mt::itemsize(dtype_), " are out of bounds for storage of size ", storage_->nbytes());
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t s : shape)
     MT_CHECK_VALUE(s >= 0, "negative dimension ", s, " in shape ", shape_str(shape));
-  const int64_t n = shape_numel(shape);
-  const int64_t nbytes = checked_size_mul(n, mt::itemsize(dtype), shape);
+  // Checked before anything is allocated: a wrapped size would be a tiny buffer behind a huge view.
+  const int64_t nbytes = contiguous_nbytes(shape, mt::itemsize(dtype));
   auto storage = std::make_shared<Storage>(static_cast<std::size_t>(nbytes), device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
@@ -139,15 +153,21 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t stop, int64_t step) const
   start = clamp(start);
   stop = std::max(clamp(stop), start);
   Shape shape = shape_, strides = strides_;
-  shape[d] = (stop - start + step - 1) / step;
-  strides[d] = strides_[d] * step;
+  // (len + step - 1) / step would overflow for a huge step; this form cannot.
+  const int64_t len = stop - start;
+  shape[d] = len == 0 ? 0 : (len - 1) / step + 1;
+  // A single element's stride is never used (torch refuses here; NumPy allows t[::2**62]).
+  if (shape[d] > 1 && !checked_mul(strides_[d], step, &strides[d]))
+    MT_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(shape),
+             " and strides=[", strides_[d], " * ", step, "]");
   return Tensor(storage_, shape, strides, offset_ + start * strides_[d], dtype_);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
   d = wrap_dim(d, dim() + 1);
   Shape shape = shape_, strides = strides_;
-  const int64_t stride = d < dim() ? shape_[d] * strides_[d] : 1;
+  int64_t stride = 1;
+  if (d < dim() && !checked_mul(shape_[d], strides_[d], &stride)) stride = strides_[d];  // never used to step
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   return Tensor(storage_, shape, strides, offset_, dtype_);
@@ -189,6 +209,9 @@ Tensor Tensor::to(DType dtype) const {
 
 Tensor& Tensor::fill_(double value) {
   MT_ASSERT(is_contiguous(), "fill_ needs a contiguous tensor");
+  storage_->check_writable();
+  if (dtype_ == DType::Int64 && !(value >= -9.2233720368547758e18 && value < 9.2233720368547758e18))
+    MT_THROW(RuntimeError, "value cannot be converted to type int64_t without overflow");
   if (device().is_cuda()) {
     // Fill on the host and copy: creation is not a hot path, and it keeps one fill loop.
     Tensor host = full(shape_, value, dtype_, Device());
@@ -200,6 +223,18 @@ Tensor& Tensor::fill_(double value) {
     const scalar_t v = static_cast<scalar_t>(value);
     std::fill(p, p + numel(), v);
   });
+  return *this;
+}
+
+Tensor& Tensor::fill_int_(int64_t value) {
+  if (dtype_ != DType::Int64) return fill_(static_cast<double>(value));
+  MT_ASSERT(is_contiguous(), "fill_int_ needs a contiguous tensor");
+  storage_->check_writable();
+  if (device().is_cuda()) {
+    copy_to_contiguous(full_int(shape_, value, dtype_, Device()), *this);
+    return *this;
+  }
+  std::fill(data<int64_t>(), data<int64_t>() + numel(), value);
   return *this;
 }
 
@@ -231,10 +266,16 @@ Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape,
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
   Tensor out = Tensor::empty(shape, dtype, device);
   if (device.is_cuda() && value == 0.0) {
-    cuda::memset_zero(out.data_ptr(), out.numel() * out.itemsize(), device.index);
+    cuda::memset_zero(out.data_ptr(), out.storage()->nbytes(), device.index);
     return out;
   }
   out.fill_(value);
+  return out;
+}
+
+Tensor full_int(const Shape& shape, int64_t value, DType dtype, Device device) {
+  Tensor out = Tensor::empty(shape, dtype, device);
+  out.fill_int_(value);
   return out;
 }
 

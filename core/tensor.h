@@ -61,7 +61,10 @@ class Tensor {
   Tensor to(DType dtype) const;    // itself when already that dtype
 
   // Writes `value` into every element (this tensor must be contiguous).
+  // Int64 refuses NaN, inf and values outside its range (casting those is undefined behaviour).
   Tensor& fill_(double value);
+  // The same for an integer: exact for int64 (double holds only 53 bits), converted otherwise.
+  Tensor& fill_int_(int64_t value);
 
  private:
   std::shared_ptr<Storage> storage_;
@@ -82,6 +85,7 @@ inline bool same_memory(const Tensor& a, const Tensor& b) {
 Tensor zeros(const Shape& shape, DType dtype, Device device);
 Tensor ones(const Shape& shape, DType dtype, Device device);
 Tensor full(const Shape& shape, double value, DType dtype, Device device);
+Tensor full_int(const Shape& shape, int64_t value, DType dtype, Device device);  // exact for int64
 Tensor randn(const Shape& shape, DType dtype, Device device);
 Tensor rand(const Shape& shape, DType dtype, Device device);
 void manual_seed(uint64_t seed);

@@ -6,6 +6,8 @@ and Python's indexing rules.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _C
@@ -71,11 +73,11 @@ def _getitem(self: _C.Tensor, index) -> _C.Tensor:
                 f"only integers, slices, None and ... are valid indices, got {type(item).__name__}"
             )
         elif isinstance(item, slice):
-            step = 1 if item.step is None else int(item.step)
+            step = _slice_bound(item.step, 1)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            start = 0 if item.start is None else int(item.start)
-            stop = _INT64_MAX if item.stop is None else int(item.stop)
+            start = _slice_bound(item.start, 0)
+            stop = _slice_bound(item.stop, _INT64_MAX)
             out = out._slice(dim, start, stop, step)
             dim += 1
         else:
@@ -83,34 +85,50 @@ def _getitem(self: _C.Tensor, index) -> _C.Tensor:
     return out
 
 
+def _slice_bound(value, default: int) -> int:
+    """A slice bound as Python does it: None, or an int / __index__ object (NumPy integers). Floats are
+    a TypeError, not silently truncated; bounds beyond int64 clamp, as slicing a list clamps."""
+    if value is None:
+        return default
+    try:
+        bound = operator.index(value)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ method") from None
+    return max(-_INT64_MAX - 1, min(bound, _INT64_MAX))
+
+
+def _iter(self):
+    # Without __iter__ Python would iterate through __getitem__ and a 0-d tensor would yield nothing.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
+# pybind11's __new__ only allocates: the C++ Tensor is built by __init__. `Tensor.__new__(Tensor)`
+# with no __init__ after it (as copy and pickle protocols may do) left uninitialised memory that the
+# first method call read (a crash). So __new__ builds torch's answer for it, an empty float32
+# tensor, and __init__ then swaps in the requested data (no double construction in C++).
+_pybind_new = _C.Tensor.__new__
+_pybind_init = _C.Tensor.__init__
+_set_data = _C.Tensor._set_data
+
+
+def _new(cls, *args, **kwargs):
+    self = _pybind_new(cls)
+    _pybind_init(self, [])
+    return self
+
+
+def _init(self, *args, **kwargs):
+    fresh = _pybind_new(_C.Tensor)
+    _pybind_init(fresh, *args, **kwargs)
+    _set_data(self, fresh)
+
+
 def torch_scalar_type(dtype) -> str:
     """torch's ScalarType name of a dtype ("Float", "Long"), which its error messages use."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "bool": "Bool"}[dtype.name]
-
-
-def _install_safe_new(cls) -> None:
-    """`Tensor.__new__(Tensor)` with no `__init__` after it (copy protocols, subclass code) would
-    leave the C++ tensor unconstructed, and every method would read garbage memory. Called with no
-    arguments it now returns an empty tensor, as torch's does; with arguments `__init__` follows."""
-    raw_new = cls.__new__
-    raw_init = cls.__init__
-
-    def __new__(tp, *args, **kwargs):
-        self = raw_new(tp)
-        if not args and not kwargs:
-            raw_init(self, [])
-        return self
-
-    cls.__new__ = staticmethod(__new__)
-
-
-def _iter(self):
-    # Without __iter__ Python falls back to t[0], t[1], ... until IndexError: a 0-d tensor would
-    # iterate as empty instead of failing as torch's does.
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    return (self[i] for i in range(self.shape[0]))
 
 
 def _dtype_repr(self: _C.dtype) -> str:
@@ -121,11 +139,12 @@ def _install() -> None:
     _C.dtype.__repr__ = _dtype_repr
     _C.dtype.__str__ = _dtype_repr
     cls = _C.Tensor
-    _install_safe_new(cls)
     cls.__repr__ = _repr
     cls.__str__ = _repr
     cls.tolist = _tolist
     cls.item = _item
     cls.__getitem__ = _getitem
     cls.__iter__ = _iter
+    cls.__new__ = staticmethod(_new)
+    cls.__init__ = _init
     cls.T = property(lambda self: self.permute(*reversed(range(self.ndim))))

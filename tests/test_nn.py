@@ -197,3 +197,48 @@ def test_cross_entropy_rejects_bad_labels():
 def test_module_without_forward_raises():
     with pytest.raises(NotImplementedError, match="forward"):
         nn.Module()(mt.ones(1))
+
+
+# ------------------------------------------ issue 13: a -inf logit that is not the target is finite
+
+
+def _np_cross_entropy(logits, target, weight, ignore_index):
+    """Reference in NumPy: log_softmax then the target's entry (no masks, no products with -inf)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    losses, weights = [], []
+    for row, t in zip(log_probs, target):
+        if t == ignore_index:
+            continue
+        w = 1.0 if weight is None else weight[t]
+        losses.append(-row[t] * w)
+        weights.append(w)
+    return sum(losses) / sum(weights)
+
+
+@pytest.mark.parametrize("weight", [None, [1.0, 2.0, 3.0]])
+def test_cross_entropy_with_a_minus_inf_logit_off_target_is_finite(weight):
+    ninf = float("-inf")
+    logits = [[1.0, ninf, 2.0], [0.5, 0.1, ninf], [ninf, 3.0, 0.0], [ninf, ninf, 1.0]]
+    target = [0, 1, 2, -100]  # the last row is ignored, all its logits but one -inf
+    x = mt.tensor(logits, requires_grad=True)
+    w = None if weight is None else mt.tensor(weight)
+    loss = mt.nn.functional.cross_entropy(x, mt.tensor(target), weight=w)
+    expected = _np_cross_entropy(logits, target, weight, -100)
+    assert np.isfinite(loss.item())
+    np.testing.assert_allclose(loss.item(), expected, rtol=1e-6)
+    loss.backward()
+    assert np.isfinite(x.grad.numpy()).all()
+    assert x.grad[3].tolist() == [0.0, 0.0, 0.0]  # the ignored row gets no gradient
+
+
+def test_cross_entropy_minus_inf_matches_torch_values():
+    # torch 2.13: cross_entropy([[1, -inf, 2], [0.5, 0.1, -inf]], [0, 1]) and its gradient
+    ninf = float("-inf")
+    x = mt.tensor([[1.0, ninf, 2.0], [0.5, 0.1, ninf]], requires_grad=True)
+    loss = mt.nn.functional.cross_entropy(x, mt.tensor([0, 1]))
+    np.testing.assert_allclose(loss.item(), 1.1131384372711182, rtol=1e-6)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[-0.36552929878234863, 0.0, 0.36552929878234863],
+                                                [0.2993438243865967, -0.2993438243865967, 0.0]], rtol=1e-5)

@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import operator
+
 from .. import _C
 from .function import Function
+
+
+def _as_int(dim):
+    """dim as an int when it is one: an int, a NumPy integer or any __index__ object (not a
+    tensor, which is a sequence of dims); None otherwise."""
+    if isinstance(dim, _C.Tensor):
+        return None
+    try:
+        return operator.index(dim)
+    except TypeError:
+        return None
 
 
 def normalize_dims(dims, ndim: int) -> list[int]:
     """dims (None, an int or a sequence) as a sorted list of non-negative dims."""
     if dims is None:
         return list(range(ndim))
-    if isinstance(dims, int):
-        dims = [dims]
+    if _as_int(dims) is not None:  # int, NumPy integer or __index__ object, as torch accepts
+        dims = [_as_int(dims)]
     rank = max(ndim, 1)  # a 0-d tensor accepts dim 0 and -1, as in torch
     wrapped = []
     for d in dims:
         if not -rank <= d < rank:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], "
                              f"but got {d})")
-        wrapped.append(d % rank if ndim else 0)
+        wrapped.append(operator.index(d) % rank if ndim else 0)
     return sorted(set(wrapped))
 
 
@@ -26,7 +39,7 @@ def _as_dims_arg(dims):
     """What the C++ reductions take: None (all dims) or a list."""
     if dims is None:
         return None
-    return [dims] if isinstance(dims, int) else list(dims)
+    return [operator.index(d) for d in ([dims] if _as_int(dims) is not None else dims)]
 
 
 def _expand_back(grad, input_shape, dims: list[int], keepdim: bool):

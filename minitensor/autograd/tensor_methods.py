@@ -8,6 +8,9 @@ that a view of a tensor that requires grad records a node; every other call goes
 from __future__ import annotations
 
 import builtins
+import numbers
+
+import numpy as np
 
 from .. import _C
 from .. import _functions as F
@@ -162,7 +165,9 @@ def _scalar_conversions(cls) -> None:
 
 def _comparison(op):
     def method(self, other):
-        if not isinstance(other, (Tensor, int, builtins.float)):
+        # numbers.Number covers NumPy scalars too: `t == np.float32(1)` must not fall back to
+        # NumPy's reflected comparison, which would turn t into an ndarray.
+        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
             return NotImplemented  # `t == None` is False, as for any other object
         return op(self, other)
     return method

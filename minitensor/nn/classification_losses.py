@@ -80,10 +80,14 @@ def _along_class_dim(vector, ndim: int):
     return vector.reshape(vector.shape[0], *([1] * (ndim - 2)))
 
 
-def _target_mask(target, num_classes: int, ndim: int, device):
-    """(N, C, ...) bool: True at each element's target class (all False where it is ignored)."""
-    classes = _along_class_dim(_C.arange(num_classes, device=device), ndim)
-    return _C.eq(target.unsqueeze(1), classes)
+def _gather_targets(values, target, kept):
+    """values (N, C, d1, ...) at each element's target class: (N, d1, ...). Gathered, so memory is
+    O(N * d) rather than a dense (N, C, ...) mask, and no other class's value (a -inf logit) can
+    reach the sum. Ignored elements read class 0; the caller zeroes them with where, not a product."""
+    num_classes = values.shape[1]
+    rows = values.permute(0, *range(2, values.ndim), 1).reshape(-1, num_classes)
+    safe = _C.where(kept, target, 0).reshape(-1)
+    return rows[_C.arange(safe.shape[0], device=values.device), safe].reshape(*target.shape)
 
 
 def _reduce(losses, reduction: str, denominator):
@@ -94,17 +98,16 @@ def _reduce(losses, reduction: str, denominator):
 
 
 def _nll(log_probs, target, weight, ignore_index: int, reduction: str):
-    """nll_loss on batched (N, C, ...) log-probabilities; returns (loss, mask, picked weights)."""
-    num_classes = log_probs.shape[1]
+    """nll_loss on batched (N, C, ...) log-probabilities; returns (loss, each element's target weight)."""
     kept = _C.ne(target, ignore_index)  # ignore_index may be a real class (0 <= ignore_index < C)
-    mask = _C.mul(_target_mask(target, num_classes, log_probs.ndim, log_probs.device), kept.unsqueeze(1))
-    picked = F.sum(F.where(mask, log_probs, 0.0), 1)
+    picked = F.where(kept, _gather_targets(log_probs, target, kept), 0.0)
     if weight is None:
         target_weight = kept.to(log_probs.dtype)
         losses = F.neg(picked)
     else:
-        weights = _along_class_dim(weight.to(log_probs.dtype), log_probs.ndim)
-        target_weight = _C.sum(_C.where(mask, weights.detach(), 0.0), 1)
+        per_class = weight.detach().to(log_probs.dtype)
+        target_weight = _C.where(kept, _C.index_select(per_class, 0, _C.where(kept, target, 0).reshape(-1))
+                                 .reshape(*target.shape), 0.0)
         losses = F.neg(F.mul(picked, target_weight))
     return _reduce(losses, reduction, _C.sum(target_weight)), target_weight
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
@@ -11,7 +12,7 @@ from ..autograd.grad_mode import no_grad
 def _fan_in_and_fan_out(tensor) -> tuple[int, int]:
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive_field = tensor.numel() // (tensor.shape[0] * tensor.shape[1])
+    receptive_field = math.prod(tensor.shape[2:])  # a product, not numel // ...: sizes may be 0
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
 
@@ -37,7 +38,8 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def kaiming_uniform_(tensor, a: float = 0.0, nonlinearity: str = "leaky_relu"):
     """U(-bound, bound) with bound = gain * sqrt(3 / fan_in) (He et al.)."""
-    if tensor.numel() == 0:  # torch: a no-op (nn.Linear(0, 3) has fan_in 0)
+    if tensor.numel() == 0:  # fan_in may be 0 (Linear(0, n)); torch warns and leaves it as it is
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan_in, _ = _fan_in_and_fan_out(tensor)
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan_in)

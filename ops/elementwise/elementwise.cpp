@@ -236,6 +236,7 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 }
 
 const Tensor& copy_into(const Tensor& dst, const Tensor& src) {
+  dst.storage()->check_writable();  // every write into existing memory passes here or index_put_
   broadcast_shapes(dst.shape(), src.shape());  // torch's words for sizes that differ
   broadcast_strides(src, dst.shape());         // throws unless src broadcasts to dst
   Tensor s = src;

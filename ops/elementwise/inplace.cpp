@@ -46,7 +46,7 @@ void check_no_internal_overlap(const Tensor& self) {
 
 // fill_ writes one value everywhere, so torch allows it into an expanded tensor; copy_ does not.
 const Tensor& write_(const Tensor& self, const Tensor& src) {
-  copy_into(self, src);
+  copy_into(self, src);  // refuses read-only memory
   self.storage()->bump_version();
   return self;
 }
@@ -66,9 +66,10 @@ const Tensor& fill_(const Tensor& self, const Operand& value) {
                    value.tensor.dim(), " dimensions.");
     return write_(self, value.tensor);
   }
-  // A float with no int64 value (NaN, inf, past +-2**63) would convert to INT64_MIN: torch's error.
-  if (value.kind == Operand::Kind::Float && self.dtype() == DType::Int64 &&
-      !(value.f >= -9223372036854775808.0 && value.f < 9223372036854775808.0))
+  // torch's checked conversion: NaN, inf or a float beyond int64 has no int64 value (a plain cast
+  // is undefined behaviour and gave INT64_MIN).
+  if (self.dtype() == DType::Int64 && value.kind == Operand::Kind::Float &&
+      !(value.f >= -9.2233720368547758e18 && value.f < 9.2233720368547758e18))
     MT_THROW(RuntimeError, "value cannot be converted to type int64_t without overflow");
   return write_(self, scalar_tensor(value));
 }
