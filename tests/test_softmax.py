@@ -360,6 +360,8 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # >= one row per SM with 1025..32768 columns: the block-per-row register tier and its edges
     ((200, 1025), 1), ((300, 2047), 1), ((160, 4096), 1), ((140, 8193), 1), ((133, 16385), 1),
     ((132, 32768), 1), ((132, 32769), 1),
+    # many rows past 256 threads of narrow packs: the wide packs, one block a row
+    ((300, 8192), 1),
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)
     ((100000, 33), 1), ((60000, 96), 1), ((3000, 2048), 1), ((40, 65536), 1), ((20, 151936), 1),

@@ -5,7 +5,7 @@
 
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
-process, beside torch (QuACK when importable with --quack, torch.compile with --compile). A
+process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch (QuACK when importable with --quack, torch.compile with --compile). A
 shape's `:d` suffix picks the dim (default the last). Every result is checked against
 torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process:
 run one process per setting.
@@ -36,6 +36,24 @@ def time_us(fn, reps, flush):
     return statistics.median(times[3:])
 
 
+def kernel_us(fn, reps, flush):
+    """Device time of fn's kernels a call (the CUDA profiler; the flush's fill kernel left out)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush.zero_()
+            fn()
+        torch.cuda.synchronize()
+    total = sum(e.self_device_time_total for e in prof.key_averages()
+                if e.device_type == torch.autograd.DeviceType.CUDA and "fill" not in e.key.lower()
+                and "memset" not in e.key.lower())
+    return total / reps
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("shapes", nargs="+", help="e.g. 16384x4096 (the last dim), 4096x4096:0")
@@ -45,6 +63,7 @@ def main():
     parser.add_argument("--quack", action="store_true")
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--tag", default="")
+    parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
     args = parser.parse_args()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -90,7 +109,7 @@ def main():
                 contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
             for label, fn in contenders:
                 try:
-                    us = time_us(fn, args.reps, flush)
+                    us = (kernel_us if args.kernel else time_us)(fn, args.reps, flush)
                     line += f" | {label} {us:8.1f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"

@@ -51,9 +51,12 @@ struct Ptrs {
 // Tuning overrides for experiments on the GPU machine (unset in normal use): MT_SOFTMAX_STAGES
 // forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
 // takes before rows move from the lanes tier to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the
-// fewest a lane takes, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and
-// cluster tiers has, MT_SOFTMAX_PERSISTENT=0/1 forces a block for every row group / only the
-// blocks that fit at once in the lanes and block tiers.
+// fewest a lane takes, MT_SOFTMAX_LANE_THREADS the lanes tier's block size,
+// MT_SOFTMAX_ROW_THREADS the most threads a block of the block and cluster tiers has,
+// MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs, MT_SOFTMAX_PERSISTENT=0/1 forces a
+// block for every row group / only the blocks that fit at once in the lanes and block tiers,
+// MT_SOFTMAX_CLUSTER_PERSISTENT=0 a cluster for every row in the cluster tier,
+// MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -115,19 +118,28 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
   constexpr int N = pack_size<T>();
   constexpr int kMinLanes = Bwd ? 1 : sizeof(T) == 4 ? 8 : sizeof(T) == 2 ? 2 : 1;
   const int64_t npk = ceil_div(cols, N);
-  static const int min_packs =
-      std::clamp(env_int("MT_SOFTMAX_LANE_MIN_PACKS", Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4),
-                 1, lanes_row_max_packs<T, Bwd>());
-  const int lanes = int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
-                                            std::min(kMinLanes, next_pow2(npk)), 32));
+  static const int forced_min_packs = env_int("MT_SOFTMAX_LANE_MIN_PACKS", 0);
+  const auto lanes_for = [&](int min_packs) {
+    min_packs = std::clamp(min_packs, 1, lanes_row_max_packs<T, Bwd>());
+    return int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
+                                   std::min(kMinLanes, next_pow2(npk)), 32));
+  };
+  int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4);
+  // A forward whose threads would not fill the GPU twice over (2048 an SM) spreads its rows over
+  // twice the lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288,
+  // 128] float16, four packs a lane stay faster).
+  if (!Bwd && forced_min_packs <= 0 && rows * lanes < int64_t(2) * 2048 * device_info().sm_count)
+    lanes = lanes_for(2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
-  const int64_t grid = ceil_div(rows, kLanesTierThreads / lanes);
+  static const int block_threads =
+      std::clamp(env_int("MT_SOFTMAX_LANE_THREADS", kLanesTierThreads) / 32 * 32, 32, kLanesTierThreads);
+  const int64_t grid = ceil_div(rows, block_threads / lanes);
   auto run = [&](auto packs_c) {
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
       launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, int(npk), log2_exact(lanes),
-                                                      kLanesTierThreads, grid, false, vec, stream);
+                                                      block_threads, grid, false, vec, stream);
   };
   switch (packs) {
     case 1: return run(std::integral_constant<int, 1>());
@@ -263,17 +275,35 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
-// Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. False when such
-// clusters cannot run here.
+// Tier 3a's block size for rows of `cols` over clusters of `cs`, PACKS packs a thread.
+template <typename T, int PACKS>
+int cluster_row_threads(int64_t cols, int64_t cs) {
+  return int(ceil_div(ceil_div(ceil_div(cols, pack_size<T>()), cs), PACKS * 32) * 32);
+}
+
+// Whether tier 3a's `rows * cs` blocks of PACKS packs a thread all fit on the GPU at once.
 template <typename T, int PACKS, bool Log, bool Bwd>
-bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool vec,
-                             cudaStream_t stream) {
-  constexpr int N = pack_size<T>();
-  const int chunk = int(ceil_div(ceil_div(cols, N), cs));
-  const int threads = int(ceil_div(ceil_div(chunk, PACKS), 32) * 32);
+bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
+  const int threads = cluster_row_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
-  static const bool persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 1) != 0;
+  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
+  allow_dynamic_smem(kernel, smem);
+  return rows * cs <= int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
+}
+
+// Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`:
+// clusters loop over rows with a ring of several stages (many rows), or a cluster a row with
+// one stage (few rows: the scheduler overlaps them). False when such clusters cannot run here.
+template <typename T, int PACKS, bool Log, bool Bwd>
+bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
+                             bool vec, cudaStream_t stream) {
+  const int chunk = int(ceil_div(ceil_div(cols, pack_size<T>()), cs));
+  const int threads = cluster_row_threads<T, PACKS>(cols, cs);
+  if (threads > kRowTierMaxThreads) return false;
+  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
+  static const int forced = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+  if (forced >= 0) persistent = forced != 0;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
@@ -306,7 +336,28 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const DeviceInfo& dev = device_info();
   if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
     return false;
-  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), vec, stream);
+  const bool persistent = rows >= 2 * dev.sm_count;
+  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec, stream);
+}
+
+// Whether a forward row of many that one block holds in narrow packs takes them (more threads
+// a row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring).
+// Narrow up to 256 threads a row; past that wide measured faster (H100 kernel times: [1024,
+// 8192] float16 16.5 -> 15.1 us, float32 25.9 -> 24.4; [1024, 10240] float32 33.5 -> 30.5;
+// [1024, 2048] float64 19.1 -> 15.3). A 16-bit row at 256 threads keeps its 16 values a thread
+// in 48 registers, five blocks an SM: over a long grid (16 or more rounds of the blocks that
+// fit) the wide packs' occupancy wins ([16384, 4096] float16 96.5 -> 91.9 us), over a short
+// one it does not ([2048, 4096] 14.9 -> 15.3, [1024, 4096] 9.1 -> 10.0).
+template <typename T, bool Log>
+bool forward_takes_narrow(int64_t rows, int64_t npk) {
+  constexpr int kNarrow = block_row_packs<T, false, false>();
+  const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
+  if (threads > 256) return false;
+  if (sizeof(T) != 2 || threads < 256) return true;
+  auto kernel = softmax_staged_row_kernel<T, kNarrow, Log, false, RowGroup::kBlock>;
+  const int64_t smem = row_ring_bytes<false>(1, threads, kNarrow);
+  allow_dynamic_smem(kernel, smem);
+  return rows < 16 * int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
 }
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
@@ -330,12 +381,26 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   static const int max_threads =
       std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kMaxThreads), 64, kRowTierMaxThreads);
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
+  static const int forced_packs = env_int("MT_SOFTMAX_ROW_PACKS", 0);  // 1 narrow, 2 wide
   if (rows < 2 * dev.sm_count) {
-    int64_t cs = narrow_cs;
-    if (dev.clusters)
-      cs = std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), int64_t(16)}));
-    if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
-  } else if (narrow_cs == 1) {
+    static const int64_t max_cs = std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", 16), 1, 16);
+    const auto few_rows_cs = [&](int64_t cs) {
+      return dev.clusters ? std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), max_cs}))
+                          : cs;
+    };
+    // Narrow packs (more threads, more loads in flight) while all the row's blocks fit on the
+    // GPU at once, else the wide packs' smaller blocks, so that every row runs in one round
+    // (H100, float16: [8, 131072] narrow 7.9 us, wide 8.8; [16, 262144] narrow 20.8 (1024-thread
+    // blocks, one an SM: two rounds), wide 13.7; [64, 152064] 55.5 -> 24.3).
+    int64_t cs = few_rows_cs(narrow_cs);
+    const bool wide = forced_packs == 2 ||
+                      (forced_packs == 0 && cs > 1 && !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
+    if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(max_threads) * kWide));
+    if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)
+             : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream))
+      return;
+  } else if (narrow_cs == 1 && forced_packs != 2 &&
+             (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
   } else {
     const int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);

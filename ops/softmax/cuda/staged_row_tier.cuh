@@ -8,9 +8,9 @@
 //             the block results combined through distributed shared memory: long rows (tier 3a).
 // Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and copies
 // them into its own slots of a shared-memory ring (cp.async: no register holds data in flight).
-// The forward of float32 and 16-bit types then reads the row from the ring on each pass (max,
-// sum of exp, output) instead of holding it in registers, so a thread can own 32-64 values
-// without spilling; float64 and the backward hold their values in registers. Each element
+// The forward of float32 (and of 16-bit types past 16 values a thread) then reads the row from
+// the ring on each pass (max, sum of exp, output) instead of holding it in registers, so a
+// thread can own 32-64 values without spilling; the rest hold their values in registers. Each element
 // crosses HBM once in and once out.
 //
 // What keeps HBM busy: the lanes and block tiers launch a block for every row group and let the
@@ -37,10 +37,20 @@ enum class RowGroup { kLanes, kBlock, kCluster };
 constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
-// Whether the forward re-reads rows from the ring instead of holding them in registers.
+// Whether the forward may re-read rows from the ring instead of holding them in registers (the
+// pack counts below and the lanes tier's register cap follow from it).
 template <typename T, bool Bwd>
 constexpr bool reads_ring() {
   return !Bwd && sizeof(T) <= 4;
+}
+
+// Whether a forward with PACKS packs a thread does: float32 always (it keeps exp(x - m) in its
+// slot for the output pass); 16-bit types only past 16 values a thread. At 16 or fewer their
+// values fit in registers, where exp is taken once instead of again in the output pass (the
+// second exp and re-read made [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%).
+template <typename T, bool Bwd, int PACKS>
+constexpr bool holds_row_in_ring() {
+  return reads_ring<T, Bwd>() && (sizeof(T) == 4 || PACKS * pack_size<T>() > 16);
 }
 
 // Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
@@ -82,11 +92,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   constexpr int N = pack_size<T>();
   constexpr int K = PACKS * N;
   constexpr int kTensors = Bwd ? 2 : 1;
-  // Forward (not float64): the row is not copied into registers; each pass (max, sum, output)
-  // reads it from the ring again and converts it again, so a thread holds any number of values
-  // without spilling (32 floats a thread spilled at 1024 threads a block), at the price of a
-  // second exp per element (float64's exp is too dear for that).
-  constexpr bool kFromRing = reads_ring<T, Bwd>();
+  // Forward of float32, and of 16-bit types past 16 values a thread: the row is not copied
+  // into registers; each pass (max, sum, output) reads it from the ring again and converts it
+  // again, so a thread holds any number of values without spilling (32 floats a thread spilled
+  // at 1024 threads a block), at the price of a second exp per element in 16-bit (float64's exp
+  // is too dear for that).
+  constexpr bool kFromRing = holds_row_in_ring<T, Bwd, PACKS>();
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
