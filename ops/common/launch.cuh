@@ -1,51 +1,21 @@
-// Launch-shape helpers: a per-device cache of the properties that size grids (SM count, shared
-// memory limit, L2, cluster support), so the dispatcher does not query the driver per call.
+// Launch-shape helpers: the current device's launch sizes (core/cuda_runtime.h's DeviceInfo),
+// cached occupancy queries, and the integer helpers grid sizing needs.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 
 #include "core/cuda_check.h"
+#include "core/cuda_runtime.h"
 
 namespace mt {
 
-struct DeviceInfo {
-  int sm_count = 0;
-  int major = 0;
-  int max_threads_per_sm = 0;
-  int64_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
-  int64_t smem_per_sm = 0;
-  int64_t l2_bytes = 0;
-  bool clusters = false;  // sm_90+, and not disabled by MT_SOFTMAX_NO_CLUSTER (for testing)
-};
-
-inline const DeviceInfo& device_info() {
-  constexpr int kMaxDevices = 64;
-  static DeviceInfo infos[kMaxDevices];
-  static std::once_flag flags[kMaxDevices];
-  int dev = 0;
-  MT_CUDA_CHECK(cudaGetDevice(&dev));
-  std::call_once(flags[dev % kMaxDevices], [dev] {
-    DeviceInfo& d = infos[dev % kMaxDevices];
-    int v = 0;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.max_threads_per_sm,
-                                         cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    d.smem_per_block_optin = v;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    d.smem_per_sm = v;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, dev));
-    d.l2_bytes = v;
-    const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
-    d.clusters = d.major >= 9 && !(off && off[0] == '1');
-  });
-  return infos[dev % kMaxDevices];
-}
+// The kernels here launch on the device the caller's DeviceGuard made current.
+using cuda::DeviceInfo;
+inline const DeviceInfo& device_info() { return cuda::current_device_info(); }
 
 // Launch-configuration queries cost microseconds of host time each, which shows up in the
 // timeline of small softmaxes; their answers never change for a (kernel, device, config), so
@@ -109,6 +79,14 @@ inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks for a grid-stride kernel over `tasks` block-sized pieces of work: one block per piece,
+// capped at `per_sm` blocks on each SM of this device (a few waves; the loop inside each block
+// does the rest, so a larger grid would only cost launch and scheduling time).
+inline unsigned grid_stride_blocks(int64_t tasks, int per_sm) {
+  const int64_t cap = int64_t(device_info().sm_count) * per_sm;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(tasks, cap)));
+}
 
 inline int next_pow2(int64_t v) {
   int p = 1;

@@ -1,7 +1,6 @@
 // One grid-stride CUDA kernel for every elementwise functor (8 instantiations in all).
-#include <algorithm>
-
 #include "core/cuda_check.h"
+#include "ops/common/launch.cuh"
 #include "ops/elementwise/elementwise_kernels.h"
 
 namespace mt {
@@ -22,9 +21,7 @@ template <typename F>
 void launch(const F& f, const ElementwiseArgs& a) {
   if (a.numel == 0) return;
   constexpr int kThreads = 256;
-  // Enough blocks to fill any current GPU several times over; the grid-stride loop does the rest.
-  const int64_t blocks = std::min<int64_t>((a.numel + kThreads - 1) / kThreads, 132 * 32);
-  elementwise_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, nullptr>>>(f, a);
+  elementwise_kernel<<<grid_stride_blocks(ceil_div(a.numel, kThreads), 32), kThreads>>>(f, a);
   MT_CUDA_CHECK_LAUNCH();
 }
 

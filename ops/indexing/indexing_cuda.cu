@@ -1,9 +1,8 @@
 // CUDA gather / scatter along one dim: one thread per element of the selected block, grid-stride.
 // Raw element copies (one instantiation per element size) for select and plain puts (repeated
 // indices: one of the writes wins, as in torch); atomicAdd for accumulating puts.
-#include <algorithm>
-
 #include "core/cuda_check.h"
+#include "ops/common/launch.cuh"
 #include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/indexing/indexing.h"
 
@@ -13,9 +12,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 132 * 32));
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(ceil_div(n, kThreads), 32); }
 
 // Element t of the selected block (outer, count, inner) and its place in the full (outer, size, inner).
 __device__ __forceinline__ int64_t full_offset(const IndexArgs& a, int64_t t) {
