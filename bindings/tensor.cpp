@@ -98,6 +98,13 @@ void bind_tensor(py::module_& m) {
       // Other Tensor objects (views, aliases, DLPack exports) hold the same memory.
       .def("_shares_memory_with_others", [](const Tensor& t) { return t.storage().use_count() > 1; })
       .def("_set_data", [](Tensor& self, const Tensor& other) { self = other; }, py::arg("other"))
+      // t.data: t's bytes under a Storage (so a version counter) of its own, as torch's .data: writes
+      // through it do not count as changes to the tensors autograd saved. It keeps t's Storage alive.
+      .def("_alias_with_own_version", [](const Tensor& t) {
+        std::shared_ptr<Storage> owner = t.storage();
+        auto alias = std::make_shared<Storage>(owner->data(), owner->nbytes(), owner->device(), [owner] {});
+        return Tensor(std::move(alias), t.shape(), t.strides(), t.offset(), t.dtype());
+      })
       .def("softmax", &softmax, py::arg("dim"), release_gil())
       .def("log_softmax", &log_softmax, py::arg("dim"), release_gil())
       .def("numpy", [](const py::object& self) { return tensor_to_numpy(self.cast<const Tensor&>(), self); })

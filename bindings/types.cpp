@@ -24,9 +24,10 @@ Shape to_shape(const py::args& args) {
     return args[0].cast<Shape>();
   Shape shape;
   for (const auto& a : args) {
-    MT_CHECK_TYPE(py::isinstance<py::int_>(a), "shape entries must be integers, but got ",
-                  py::repr(a).cast<std::string>());
-    shape.push_back(a.cast<int64_t>());
+    // Python ints and what converts to one exactly (__index__: NumPy integer scalars), as torch.
+    MT_CHECK_TYPE(py::isinstance<py::int_>(a) || (PyIndex_Check(a.ptr()) && !PyBool_Check(a.ptr())),
+                  "shape entries must be integers, but got ", py::repr(a).cast<std::string>());
+    shape.push_back(py::reinterpret_steal<py::int_>(PyNumber_Index(a.ptr())).cast<int64_t>());
   }
   return shape;
 }

@@ -6,9 +6,34 @@
 
 namespace mt {
 
-int64_t shape_numel(const Shape& shape) {
+// The product of the sizes but the one at `skip` in `out`; false when it does not fit int64_t
+// (unless a size is 0: [2**62, 4, 0] has no elements, whatever the order of the products).
+static bool size_product(const Shape& shape, std::size_t skip, int64_t* out) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  bool overflow = false;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i == skip) continue;
+    if (shape[i] == 0) {
+      *out = 0;
+      return true;
+    }
+    overflow = overflow || __builtin_mul_overflow(n, shape[i], &n);
+  }
+  *out = n;
+  return !overflow;
+}
+
+int64_t checked_size_mul(int64_t a, int64_t b, const Shape& shape) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    MT_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(shape));
+  return product;
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 0;
+  if (!size_product(shape, shape.size(), &n))
+    MT_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(shape));
   return n;
 }
 
@@ -40,7 +65,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim) {
 
 Shape infer_reshape(const Shape& requested, int64_t numel) {
   Shape shape = requested;
-  int64_t known = 1, infer_at = -1;
+  int64_t infer_at = -1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       MT_CHECK_SHAPE(infer_at < 0, "only one dimension can be inferred");
@@ -48,9 +73,12 @@ Shape infer_reshape(const Shape& requested, int64_t numel) {
     } else {
       MT_CHECK_SHAPE(shape[i] >= 0, "invalid shape dimension ", shape[i], " at index ", i, " of shape ",
                      shape_str(requested));
-      known *= shape[i];
     }
   }
+  // A product past int64_t is past any numel: the shape is invalid, not wrapped around to fit.
+  int64_t known = 0;
+  MT_CHECK_SHAPE(size_product(shape, infer_at >= 0 ? std::size_t(infer_at) : shape.size(), &known),
+                 "shape '", shape_str(requested), "' is invalid for input of size ", numel);
   if (infer_at >= 0) {
     MT_CHECK_SHAPE(known != 0 || numel != 0, "cannot reshape tensor of 0 elements into shape ", shape_str(requested),
                    " because the unspecified dimension size -1 can be any value and is ambiguous");
@@ -58,8 +86,9 @@ Shape infer_reshape(const Shape& requested, int64_t numel) {
                    "' is invalid for input of size ", numel);
     shape[infer_at] = numel / known;
   }
-  MT_CHECK_SHAPE(shape_numel(shape) == numel, "shape '", shape_str(requested),
-                 "' is invalid for input of size ", numel);
+  int64_t total = 0;
+  MT_CHECK_SHAPE(size_product(shape, shape.size(), &total) && total == numel, "shape '",
+                 shape_str(requested), "' is invalid for input of size ", numel);
   return shape;
 }
 

@@ -10,7 +10,11 @@ namespace mt {
 
 using Shape = std::vector<int64_t>;
 
+// Element count; a RuntimeError (torch's "Storage size calculation overflowed") when it does not
+// fit int64_t, before anything is allocated.
 int64_t shape_numel(const Shape& shape);
+// a * b for sizes and byte counts of `shape`, with the same overflow error.
+int64_t checked_size_mul(int64_t a, int64_t b, const Shape& shape);
 Shape contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 

@@ -20,7 +20,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t s : shape)
     MT_CHECK_VALUE(s >= 0, "negative dimension ", s, " in shape ", shape_str(shape));
   const int64_t n = shape_numel(shape);
-  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(n * mt::itemsize(dtype)), device);
+  const int64_t nbytes = checked_size_mul(n, mt::itemsize(dtype), shape);
+  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(nbytes), device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 

@@ -71,6 +71,12 @@ class Tensor {
   DType dtype_ = DType::Float32;
 };
 
+// Whether a and b read the same bytes: views of one Storage, or Storages wrapping one allocation
+// (`t.data` has a Storage of its own, with its own version counter, over t's bytes).
+inline bool same_memory(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() || a.storage()->data() == b.storage()->data();
+}
+
 // Creation. randn/rand draw from one process-wide generator seeded by manual_seed (on the host,
 // then copied), so a seed gives the same numbers on every device.
 Tensor zeros(const Shape& shape, DType dtype, Device device);

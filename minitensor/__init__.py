@@ -22,7 +22,7 @@ _tensor_sugar._install()
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._indexing import index_select
-from ._shape_functions import cat, chunk, concat, concatenate, flatten, split, stack
+from ._shape_functions import cat, chunk, concat, concatenate, flatten, narrow, split, stack
 from ._functions import (
     abs, add, all, amax, amin, any, argmax, argmin, clamp, clip, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
     mul, ne, neg, pow, relu, sigmoid, softmax, softmax_impls, sqrt, sub, sum, tanh, where,
@@ -52,7 +52,7 @@ __all__ = [
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
     "abs", "add", "amax", "argmax", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
     "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
-    "all", "amin", "any", "argmin", "chunk", "concat", "concatenate", "flatten", "index_select", "min", "minimum",
+    "all", "amin", "any", "argmin", "chunk", "concat", "concatenate", "flatten", "narrow", "index_select", "min", "minimum",
     "prod", "split", "stack", "std", "var",
     "arange", "cat", "empty_like", "full_like", "one_hot", "ones_like", "zeros_like",
 ]

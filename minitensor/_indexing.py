@@ -21,7 +21,7 @@ from . import _C
 from ._tensor import torch_scalar_type
 from .autograd.function import Function
 from .autograd.grad_mode import _mode
-from .autograd.inplace import check_rebase_allowed
+from .autograd.inplace import apply_inplace, records
 
 Tensor = _C.Tensor
 
@@ -106,30 +106,28 @@ class _Plan:
     def adjacent(self) -> bool:
         return self.dims == list(range(self.dims[0], self.dims[0] + len(self.dims)))
 
-    def merged(self, view, strict: bool):
-        """(view with the advanced dims moved together and merged into one, that dim, the linear
-        index as a tensor on view's device). strict: a true view or an error (for writes)."""
-        dims = self.dims
-        if not self.adjacent():  # torch puts the advanced dims first
-            rest = [d for d in range(view.ndim) if d not in dims]
-            view = view.permute(*dims, *rest)
-            dims = list(range(len(dims)))
-        first, count = dims[0], len(dims)
-        sizes = view.shape[first:first + count]
+    def arranged(self, view):
+        """(view with the advanced dims next to each other, the first of them): a view."""
+        if self.adjacent():
+            return view, self.dims[0]
+        rest = [d for d in range(view.ndim) if d not in self.dims]  # torch puts the advanced dims first
+        return view.permute(*self.dims, *rest), 0
+
+    def merged_shape(self, arranged, first: int) -> tuple:
+        count = len(self.dims)
+        shape = arranged.shape
+        return shape[:first] + (prod(shape[first:first + count]),) + shape[first + count:]
+
+    def merged(self, arranged, first: int):
+        """(arranged with its advanced dims merged into one, the linear index as a tensor on its
+        device). A view when the strides allow; else a copy (fine for reads only)."""
+        sizes = arranged.shape[first:first + len(self.dims)]
         linear = np.zeros(self.index_shape, dtype=np.int64)
         for index, size in zip(self.indices, sizes):
             linear = linear * size + index
-        shape = view.shape[:first] + (prod(sizes),) + view.shape[first + count:]
-        if count > 1:
-            try:
-                view = view.view(*shape)
-            except ValueError:
-                if strict:
-                    raise NotImplementedError("minitensor cannot assign through several advanced indices into "
-                                              "dims that do not merge into one view; index one dim at a time, or "
-                                              "assign into a contiguous tensor") from None
-                view = view.reshape(*shape)
-        return view, first, _C.Tensor(linear.reshape(-1), device=view.device)
+        if len(self.dims) > 1:
+            arranged = arranged.reshape(*self.merged_shape(arranged, first))
+        return arranged, _C.Tensor(linear.reshape(-1), device=arranged.device)
 
 
 class IndexSelect(Function):
@@ -156,7 +154,8 @@ def getitem(self, key):
     """t[key] with at least one advanced item: a new tensor (a copy), differentiable."""
     plan = _Plan(self, key)
     view = self[plan.basic] if plan.basic else self
-    merged, dim, index = plan.merged(view, strict=False)
+    arranged, dim = plan.arranged(view)
+    merged, index = plan.merged(arranged, dim)
     out = IndexSelect.apply(merged, dim, index)
     return out.reshape(*(merged.shape[:dim] + plan.index_shape + merged.shape[dim + 1:]))
 
@@ -177,13 +176,27 @@ def _write(target, key, value) -> None:
                            f"{torch_scalar_type(target.dtype)} for the destination and {torch_scalar_type(value.dtype)} for the "
                            "source.")
     plan = _Plan(target, key)
-    view = _basic_view(target, plan.basic)
-    merged, dim, index = plan.merged(view, strict=True)
+    region, dim = plan.arranged(_basic_view(target, plan.basic))
+    # index_put_ works along one dim, so the advanced dims are merged into one. When the region's
+    # strides do not allow that as a view (several index tensors over dims that are apart, or a
+    # transposed target), the write goes to a contiguous copy of the region, which then goes back.
+    staged = region if _merges_as_view(region, plan.merged_shape(region, dim)) else region.contiguous()
+    merged, index = plan.merged(staged, dim)
     shape = merged.shape[:dim] + plan.index_shape + merged.shape[dim + 1:]
     if tuple(value.shape) != shape:
         value = value.expand(*shape) if value.ndim <= len(shape) else value.reshape(*shape)
     value = value.reshape(*(merged.shape[:dim] + (index.numel(),) + merged.shape[dim + 1:]))
     _C._index_put_(merged, dim, index, value, False)
+    if staged is not region:
+        region.copy_(staged)
+
+
+def _merges_as_view(region, shape) -> bool:
+    try:
+        region.view(*shape)
+    except ValueError:  # ShapeError: the strides do not allow it
+        return False
+    return True
 
 
 def _scalar_tensor(value, like):
@@ -206,17 +219,17 @@ class _NoRecord:
 
 
 class IndexPut(Function):
-    """target[key] = value, recorded: the gradient of target's old values is the incoming one with
-    the written region zeroed; value's is that region (summed back to value's shape)."""
-
-    in_place = True
+    """target with target[key] = value, out of place (on a copy of target): the gradient of
+    target is the incoming one with the written region zeroed; value's is that region (summed
+    back to value's shape)."""
 
     @staticmethod
     def forward(ctx, target, value, key):
         ctx.key = key
         ctx.value_meta = (value.shape, value.dtype) if isinstance(value, Tensor) else None
-        _write(target, key, value)
-        return target.detach()
+        out = target.clone()
+        _write(out, key, value)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -231,15 +244,13 @@ class IndexPut(Function):
         return grad_target, grad_value, None
 
 
-def setitem(self, key, value) -> None:
-    records = _mode.enabled and (self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
-    if not records:
-        _write(self, key, value)
-        return
-    check_rebase_allowed(self)
-    history = self.detach()  # self's old history, as an argument autograd can follow
-    if self.requires_grad:
-        history.requires_grad, history.grad_fn = True, self.grad_fn
-    out = IndexPut.apply(history, value, key)
-    self.requires_grad, self.grad_fn = True, out.grad_fn
+def _put(target, value, key):
+    return IndexPut.apply(target, value, key)
 
+
+def setitem(self, key, value) -> None:
+    """t[key] = value; recorded by autograd as any in-place op (inplace.apply_inplace)."""
+    if records(self, (value,)):
+        apply_inplace(self, _put, value, key)
+    else:
+        _write(self, key, value)

@@ -5,6 +5,7 @@ work on every device and record gradients through the ops they are made of."""
 from __future__ import annotations
 
 from . import _C
+from .autograd.view_tracking import mark_multi_output
 from .autograd.views import Cat
 
 Tensor = _C.Tensor
@@ -18,7 +19,7 @@ def _wrap(dim: int, ndim: int) -> int:
 
 
 def cat(tensors, dim: int = 0):
-    """The tensors joined along an existing dim (all of one dtype and device)."""
+    """The tensors joined along an existing dim (one device; mixed dtypes promote as in torch)."""
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -55,6 +56,22 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     return input.reshape(*shape[:start], -1, *shape[end + 1:])
 
 
+def narrow(input, dim: int, start: int, length: int):
+    """The view of `length` elements of dim from `start` on (a negative start counts from the end)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = _wrap(dim, input.ndim)
+    size = input.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start % size if start < 0 else start
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return input._slice(dim, start, start + length, 1)
+
+
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of consecutive pieces along dim: of split_size each (the last may be smaller), or of
     the given sizes (which must add up to the dim's size)."""
@@ -74,6 +91,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for s in sizes:
         pieces.append(tensor._slice(dim, start, start + s, 1))
         start += s
+    mark_multi_output(pieces, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
     return tuple(pieces)
 
 
@@ -85,4 +103,4 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(input, max(-(-size // chunks), 1) if size else 0, dim) if size else split(input, [0] * chunks, dim)
 
 
-__all__ = ["cat", "chunk", "concat", "concatenate", "flatten", "split", "stack"]
+__all__ = ["cat", "chunk", "concat", "concatenate", "flatten", "narrow", "split", "stack"]

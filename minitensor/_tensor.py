@@ -89,6 +89,30 @@ def torch_scalar_type(dtype) -> str:
             "bool": "Bool"}[dtype.name]
 
 
+def _install_safe_new(cls) -> None:
+    """`Tensor.__new__(Tensor)` with no `__init__` after it (copy protocols, subclass code) would
+    leave the C++ tensor unconstructed, and every method would read garbage memory. Called with no
+    arguments it now returns an empty tensor, as torch's does; with arguments `__init__` follows."""
+    raw_new = cls.__new__
+    raw_init = cls.__init__
+
+    def __new__(tp, *args, **kwargs):
+        self = raw_new(tp)
+        if not args and not kwargs:
+            raw_init(self, [])
+        return self
+
+    cls.__new__ = staticmethod(__new__)
+
+
+def _iter(self):
+    # Without __iter__ Python falls back to t[0], t[1], ... until IndexError: a 0-d tensor would
+    # iterate as empty instead of failing as torch's does.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
 def _dtype_repr(self: _C.dtype) -> str:
     return f"minitensor.{self.name}"
 
@@ -97,9 +121,11 @@ def _install() -> None:
     _C.dtype.__repr__ = _dtype_repr
     _C.dtype.__str__ = _dtype_repr
     cls = _C.Tensor
+    _install_safe_new(cls)
     cls.__repr__ = _repr
     cls.__str__ = _repr
     cls.tolist = _tolist
     cls.item = _item
     cls.__getitem__ = _getitem
+    cls.__iter__ = _iter
     cls.T = property(lambda self: self.permute(*reversed(range(self.ndim))))

@@ -244,6 +244,28 @@ def test_optimizers_and_their_state_dicts(rng, optimizer):
     assert set(results[3]) <= set(results[1])
 
 
+@pytest.mark.parametrize("optimizer", ["Adam", "AdamW"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adam_state_step_is_a_float32_tensor_as_in_torch(rng, optimizer, dtype):
+    def program(lib, w):
+        p = lib.nn.Parameter(w)
+        opt = getattr(lib.optim, optimizer)([p], lr=0.01)
+        for _ in range(3):
+            p.grad = p * 2
+            opt.step()
+        step = opt.state_dict()["state"][0]["step"]
+        saved = opt.state_dict()
+        saved["state"][0]["step"] = 7  # an old-style number comes back as a tensor
+        fresh = getattr(lib.optim, optimizer)([p], lr=0.01)
+        fresh.load_state_dict(saved)
+        loaded = fresh.state_dict()["state"][0]["step"]
+        p.grad = p * 2
+        fresh.step()
+        return step, step.dtype, step.shape, loaded, fresh.state_dict()["state"][0]["step"], p
+
+    check(program, Input(random(rng, 4), dtype))
+
+
 def test_adamw_decouples_weight_decay():
     p = mt.nn.Parameter(mt.ones(3))
     opt = mt.optim.AdamW([p], lr=0.1, weight_decay=0.5)

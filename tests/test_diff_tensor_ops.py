@@ -34,6 +34,38 @@ def test_cat_and_stack_with_gradients(rng, dim):
     check(grads_of(lambda lib, a, b: lib.cat((a, b), 0)), leaf(rng, 2, 4), leaf(rng, 5, 4))
 
 
+DTYPE_PAIRS = [("int64", "float32"), ("bool", "int64"), ("float16", "bfloat16"), ("float16", "float32"),
+               ("bfloat16", "float64"), ("bool", "float16"), ("float32", "float32")]
+
+
+@pytest.mark.parametrize("first,second", DTYPE_PAIRS)
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_cat_and_stack_promote_mixed_dtypes_as_torch(rng, first, second, join):
+    def build(dtype):
+        if dtype == "bool":
+            return Input(rng.integers(0, 2, (2, 3)).astype(bool), "bool")
+        if dtype == "int64":
+            return Input(rng.integers(-5, 5, (2, 3)), "int64")
+        return Input(random(rng, 2, 3), dtype)
+
+    def program(lib, a, b):
+        out = getattr(lib, join)([a, b, a], 1)
+        return out, out.dtype
+
+    check(program, build(first), build(second))
+    check(program, build(second), build(first))
+
+
+def test_cat_of_mixed_dtypes_sends_each_input_its_gradient_in_its_dtype(rng):
+    def program(lib, a, b, n):
+        out = lib.cat([a, b, n], 0)  # float16, float64, int64 -> float64
+        (out * out).sum().backward()
+        return out, a.grad, b.grad
+
+    check(program, Input(random(rng, 2, 3), "float16", requires_grad=True),
+          Input(random(rng, 3, 3), "float64", requires_grad=True), Input(rng.integers(-4, 4, (1, 3)), "int64"))
+
+
 def test_stack_and_cat_errors(rng):
     check(lambda lib, a, b: lib.stack([a, b]), random(rng, 3, 4), random(rng, 3, 5))
     check(lambda lib, a: lib.stack([]), random(rng, 3))
@@ -252,3 +284,77 @@ def test_assignment_changes_views_and_bumps_the_version():
     x[1] = mt.tensor([1.0, 2.0, 3.0])
     x[x > 2] = -1.0
     assert row.tolist() == [1.0, 2.0, -1.0] and x._version == 2
+
+
+# t[i, j] = v with several index tensors: torch's placement (adjacent advanced dims stay in place,
+# apart ones go first), broadcasting of the indices and of the value, slices and ints in between,
+# targets whose advanced dims do not merge as a view (transposed, strided).
+MULTI_KEYS = {
+    "pair": lambda L: (L.tensor([0, 3, -1]), L.tensor([1, 2, 0])),
+    "pair_then_slice": lambda L: (L.tensor([0, 2]), L.tensor([4, 1]), slice(1, 3)),
+    "apart": lambda L: (L.tensor([0, 3, 1]), slice(None), L.tensor([2, 0, 1])),
+    "apart_with_int": lambda L: (L.tensor([[1], [2]]), 1, L.tensor([0, 2, 3])),
+    "broadcast_indices": lambda L: (L.tensor([[0], [3]]), L.tensor([1, 4, 2])),
+    "slice_then_pair": lambda L: (slice(1, None), L.tensor([0, 4]), L.tensor([3, 1])),
+    "list_and_tensor": lambda L: ([2, 0], slice(None, None, 2), L.tensor([1, 3])),
+    "mask_and_index": lambda L: (L.tensor([True, False, True, True]), L.tensor([0, 4, 2])),
+    "repeated_pairs": lambda L: (L.tensor([1, 1]), L.tensor([2, 2]), L.tensor([0, 0])),
+}
+def _target(lib, base, layout):
+    """A (4, 5, 4) tensor in different memory layouts (same values)."""
+    if layout == "contiguous":
+        return base.clone()
+    if layout == "transposed":
+        return base.transpose(0, 2).clone().transpose(0, 2)  # strides (1, 4, 20)
+    if layout == "strided":
+        big = lib.zeros(8, 5, 8, dtype=base.dtype)
+        big[::2, :, ::2] = base
+        return big[::2, :, ::2]
+    return base.permute(1, 0, 2).clone().permute(1, 0, 2)
+
+
+@pytest.mark.parametrize("key", list(MULTI_KEYS))
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "permuted"])
+@pytest.mark.parametrize("value", ["scalar", "broadcast", "full"])
+def test_assignment_with_several_index_tensors(rng, key, layout, value):
+    def program(lib, base, v):
+        target = _target(lib, base, layout)
+        k = MULTI_KEYS[key](lib)
+        region = target[k]
+        if value == "scalar":
+            target[k] = -7.5
+        elif value == "broadcast":
+            target[k] = v.reshape(-1)[: region.shape[-1]]
+        else:
+            target[k] = v.reshape(-1)[: region.numel()].reshape(*region.shape)
+        return target, region.shape
+
+    check(program, random(rng, 4, 5, 4), random(rng, 80))
+
+
+@pytest.mark.parametrize("key", ["pair", "apart", "apart_with_int", "broadcast_indices"])
+def test_assignment_with_several_index_tensors_records_gradients(rng, key):
+    def program(lib, x, h):
+        y = (x * 2).transpose(0, 2).transpose(0, 2)
+        k = MULTI_KEYS[key](lib)
+        region = y[k]
+        y[k] = (h.reshape(-1)[: region.numel()] * 3).reshape(*region.shape)
+        (y * y).sum().backward()
+        return y, x.grad, h.grad
+
+    check(program, leaf(rng, 4, 5, 4, dtype="float64"), leaf(rng, 80, dtype="float64"))
+
+
+def test_assignment_with_several_index_tensors_errors(rng):
+    def mismatched_indices(lib, a):
+        a[lib.tensor([0, 1]), lib.tensor([0, 1, 2])] = 1.0
+
+    def out_of_range(lib, a):
+        a[lib.tensor([0, 1]), :, lib.tensor([0, 4])] = 1.0
+
+    def value_does_not_fit(lib, a, v):
+        a[lib.tensor([0, 1]), :, lib.tensor([0, 3])] = v
+
+    check(mismatched_indices, random(rng, 4, 5, 4))
+    check(out_of_range, random(rng, 4, 5, 4))
+    check(value_does_not_fit, random(rng, 4, 5, 4), random(rng, 3, 5))

@@ -299,3 +299,32 @@ def test_process_survives_a_burst_of_errors():
                 failures += 1
     assert failures == 300
     assert mt.tensor([0.0, 0.0]).softmax(0).tolist() == [0.5, 0.5]
+
+
+def test_sizes_that_overflow_int64_raise_before_allocating():
+    # torch: "Storage size calculation overflowed"; the product used to wrap to a tiny allocation.
+    for shape in ((2**40, 2**40), (2**62, 4), (2**61, 2)):  # elements, elements, bytes overflow
+        with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+            mt.empty(*shape)
+    assert mt.empty(2**62, 4, 0).shape == (2**62, 4, 0)  # no elements: nothing overflows
+    x = mt.ones(4)
+    for shape in ((2**32, 2**32), (-1, 2**62, 4), (2**62, 4, 2**62)):
+        with pytest.raises(RuntimeError, match="invalid for input of size 4"):
+            x.reshape(*shape)
+
+
+def test_argument_conversions_as_torch():
+    import numpy as np
+
+    assert mt.zeros(np.int64(3), np.int32(2)).shape == (3, 2)  # __index__ integers as sizes
+    with pytest.raises(TypeError, match="shape entries must be integers"):
+        mt.zeros(2.5)
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(mt.tensor(3.0))
+    assert [v.item() for v in mt.tensor([1.0, 2.0])] == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="cannot be converted to type int64_t without overflow"):
+        mt.full((2,), float("nan"), dtype=mt.int64)
+    with pytest.raises(RuntimeError, match="cannot be converted to type int64_t without overflow"):
+        mt.full((2,), 2.0**63, dtype=mt.int64)
+    layer = mt.nn.Linear(0, 3)  # torch: an empty weight, a zero bias
+    assert layer.weight.shape == (3, 0) and layer.bias.tolist() == [0.0, 0.0, 0.0]

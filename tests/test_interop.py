@@ -247,6 +247,24 @@ def test_unconsumed_capsules_are_freed_without_crash(max_version):
     assert array_alive() is None, "dropping the unconsumed capsules did not free what they held"
 
 
+def test_unconsumed_capsules_release_only_their_own_reference():
+    # Dropping a capsule nobody consumed runs its deleter, which must give back the capsule's own
+    # reference and nothing more: the tensor stays valid and unchanged, and a capsule taken after
+    # the tensor itself is gone still holds its data (the memory is the capsule's until consumed).
+    for _ in range(100):
+        t = mt.arange(1000, dtype=mt.float32)
+        t.__dlpack__()
+        t.__dlpack__(max_version=(1, 0))
+        gc.collect()
+        assert t.tolist() == list(range(1000))
+    t = mt.arange(1000, dtype=mt.float32)
+    capsule = t.__dlpack__()
+    del t
+    gc.collect()
+    _ = [mt.ones(1000) * 7 for _ in range(5)]  # would reuse the memory if it had been freed
+    assert mt.from_dlpack(capsule).tolist() == list(range(1000))
+
+
 def test_dlpack_empty_and_0d():
     e = mt.zeros(0, 3)
     a = np.from_dlpack(e)

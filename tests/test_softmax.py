@@ -367,9 +367,11 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
 # (outer, axis, inner) for softmax over a non-last dim.
 CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
                     for o in ((1, 5) if a * i < 2**20 else (1,))] + [
-    # the edges of the register tier (4a): with few tiles it runs its narrowest tile, which holds
-    # 1024 axis steps in float32 / float64 and 512 in 16-bit; one step more leaves for tier 4
-    ((2, a, i), 1) for a in (256, 257, 512, 513, 1024, 1025) for i in (5, 196)]
+    # the column tier (4a): a thread holds up to 8 packs of the axis (4 backward), a block up to
+    # 1024 steps (512), a cluster 16 blocks; past that the axis leaves for tier 4. Axes with
+    # padding (21 = 3 x 8, 33, 150), and a short axis over a wide inner.
+    ((2, a, i), 1) for a in (2, 21, 31, 33, 150, 512, 513, 1000, 1024, 1025, 8192, 8193, 16384, 16385)
+    for i in (5, 196)] + [((3, 5, 70001), 1), ((2, 4, 65536), 1), ((3, 1, 37), 1), ((2, 127, 9), 1)]
 
 
 def cuda_check(shape, dim, log, dtype, rng, view=None):
@@ -426,7 +428,8 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("case", [((4096, 7), 1), ((128, 1000), 1), ((16, 4099), 1), ((2, 65536), 1),
                                   ((1, 262145), 1), ((1, 2**20), 1), ((4, 128, 3136), 1),
-                                  ((2, 4096, 7), 1)], ids=case_id)
+                                  ((2, 4096, 7), 1), ((2, 21, 3136), 1), ((2, 513, 196), 1),
+                                  ((2, 8193, 5), 1), ((1, 40000, 3), 1)], ids=case_id)
 def test_cuda_backward_tiers(case, log, dtype, rng):
     shape, dim = case
     x = make_tensor(random_input(rng, shape), dtype, "cuda")
@@ -465,7 +468,8 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
 # One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run
 # these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
 SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
-                   ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1)]
+                   ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1), ((2, 21, 3136), 1),
+                   ((1, 2048, 64), 1)]
 
 
 @pytest.mark.cuda

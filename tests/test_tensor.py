@@ -467,3 +467,13 @@ def test_large_host_blocks_are_reused_only_after_free(rng):
     for _ in range(3):  # outputs recycled through the cache stay correct
         y = mt.from_numpy(x_np).softmax(0)
         np.testing.assert_allclose(y.numpy().sum(axis=0), 1.0, rtol=1e-5)
+
+
+def test_new_without_init_gives_an_empty_tensor():
+    # torch.Tensor.__new__(torch.Tensor) is tensor([]); an unconstructed C++ tensor used to crash
+    # repr (and every method) by reading garbage memory.
+    t = mt.Tensor.__new__(mt.Tensor)
+    assert t.shape == (0,) and t.dtype == mt.float32 and t.tolist() == []
+    assert repr(t) == "tensor([])"
+    assert (t + 1).shape == (0,)
+    assert mt.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]  # with data, __init__ still builds it

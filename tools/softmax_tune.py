@@ -1,10 +1,12 @@
 """Quick A/B timing of the CUDA softmax tiers on a GPU machine, for tuning (not the benchmark).
 
     MT_SOFTMAX_STAGES=3 python tools/softmax_tune.py 16384x4096 524288x128 --dtypes f16,f32
+    python tools/softmax_tune.py 64x128x56x56:1 4096x4096:0 --compile   # over another dim
 
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
-process, beside torch (and QuACK when importable with --quack). Every result is checked against
+process, beside torch (QuACK when importable with --quack, torch.compile with --compile). A
+shape's `:d` suffix picks the dim (default the last). Every result is checked against
 torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process:
 run one process per setting.
 """
@@ -36,11 +38,12 @@ def time_us(fn, reps, flush):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("shapes", nargs="+", help="e.g. 16384x4096 (softmax over the last dim)")
+    parser.add_argument("shapes", nargs="+", help="e.g. 16384x4096 (the last dim), 4096x4096:0")
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--quack", action="store_true")
+    parser.add_argument("--compile", action="store_true")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
@@ -55,29 +58,35 @@ def main():
         except Exception as error:  # noqa: BLE001
             print("no QuACK:", error)
     for shape_text in args.shapes:
-        shape = [int(v) for v in shape_text.split("x")]
+        dims_text, _, dim_text = shape_text.partition(":")
+        shape = [int(v) for v in dims_text.split("x")]
+        dim = int(dim_text) if dim_text else -1
         for name in args.dtypes.split(","):
             dtype = DTYPES[name]
             x = torch.randn(shape, device="cuda", dtype=torch.float32).mul_(3).to(dtype)
             xm = mt.from_dlpack(x)
             if args.backward:
-                y = torch.softmax(x, -1)
+                y = torch.softmax(x, dim)
                 dy = torch.randn_like(y)
                 ym, dym = mt.from_dlpack(y), mt.from_dlpack(dy)
-                ours = lambda: mt._C._softmax_backward(ym, dym, -1, False)  # noqa: E731
-                ref = torch.ops.aten._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
-                theirs = lambda: torch.ops.aten._softmax_backward_data(dy, y, -1, dtype)  # noqa: E731
+                ours = lambda: mt._C._softmax_backward(ym, dym, dim, False)  # noqa: E731
+                ref = torch.ops.aten._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
+                theirs = lambda: torch.ops.aten._softmax_backward_data(dy, y, dim, dtype)  # noqa: E731
                 nbytes = 3 * x.numel() * x.element_size()
             else:
-                ours = lambda: xm.softmax(-1)  # noqa: E731
-                ref = torch.softmax(x.double(), -1)
-                theirs = lambda: torch.softmax(x, -1)  # noqa: E731
+                ours = lambda: xm.softmax(dim)  # noqa: E731
+                ref = torch.softmax(x.double(), dim)
+                theirs = lambda: torch.softmax(x, dim)  # noqa: E731
                 nbytes = 2 * x.numel() * x.element_size()
             got = torch.from_dlpack(ours()).double()
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
             line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
             contenders = [("mt", ours), ("torch", theirs)]
-            if quack and dtype != torch.float64:
+            if args.compile and not args.backward:
+                torch._dynamo.reset()
+                compiled = torch.compile(lambda t: torch.softmax(t, dim), dynamic=False)
+                contenders.append(("compile", lambda: compiled(x)))
+            if quack and dtype != torch.float64 and dim in (-1, len(shape) - 1):
                 contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
             for label, fn in contenders:
                 try:

@@ -92,36 +92,25 @@ _DISCARD = _DiscardingContext()
 
 
 class Node:
-    """One recorded op: its Function's backward, its context, and edges to the inputs' nodes.
+    """One recorded op: its Function's backward, its context, and edges to the inputs' nodes."""
 
-    is_view: the op's output shares memory with its first input (a view op). A view of a tensor
-    that has a history of its own remembers the memory's version (view_base): if an in-place op
-    rewrote that history since, this node's path to it is stale and backward refuses it."""
-
-    __slots__ = ("function", "ctx", "next_functions", "is_view", "view_base", "retained")
+    __slots__ = ("function", "ctx", "next_functions", "retained")
 
     def __init__(self, function, ctx: Context, next_functions: tuple) -> None:
         self.function = function
         self.ctx = ctx
         self.next_functions = next_functions  # per forward argument: Node, AccumulateGrad or None
-        self.is_view = False
-        self.view_base = None  # (base tensor, its version) for a view of a non-leaf
         self.retained = None  # the tensor this node made, when it called retain_grad()
 
     def name(self) -> str:
-        return f"{self.function.__name__}Backward"
+        return getattr(self.function, "node_name", None) or f"{self.function.__name__}Backward"
 
     def apply(self, grad):
-        if self.view_base is not None:
-            base, version = self.view_base
-            if base._version != version:
-                raise RuntimeError(modified_message(base, version, self.name()))
         grads = self.function.backward(self.ctx, grad)
         return grads if isinstance(grads, tuple) else (grads,)
 
     def release(self) -> None:
         self.ctx.release()
-        self.view_base = None
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -155,7 +144,8 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
-def _edge(tensor):
+def edge_of(tensor):
+    """Where a gradient for `tensor` goes: its grad_fn, or its .grad for a leaf."""
     grad_fn = tensor.grad_fn
     return grad_fn if grad_fn is not None else AccumulateGrad(tensor)
 
@@ -163,7 +153,6 @@ def _edge(tensor):
 class Function:
     """Base class of differentiable ops; see the module docstring."""
 
-    in_place = False  # True for ops that write into their first argument (not a view of it)
 
     @staticmethod
     def forward(ctx, *args):
@@ -193,13 +182,8 @@ class Function:
         if any(first is a for a in args):  # never overwrite an input's own grad_fn
             first = first.view(*first.shape)
             out = (first,) + out[1:] if isinstance(out, tuple) else first
-        node = Node(cls, ctx, tuple(_edge(a) if need else None for a, need in zip(args, needs)))
+        node = Node(cls, ctx, tuple(edge_of(a) if need else None for a, need in zip(args, needs)))
         ctx.saved_by = node.name()
-        base = args[0]
-        if isinstance(base, Tensor) and not cls.in_place and first._is_alias_of(base):
-            node.is_view = True
-            if base.grad_fn is not None:
-                node.view_base = (base, base._version)
         first.requires_grad = True
         first.grad_fn = node
         return out

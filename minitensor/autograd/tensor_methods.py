@@ -13,7 +13,8 @@ from .. import _C
 from .. import _functions as F
 from . import engine
 from .grad_mode import _mode
-from .inplace import apply_inplace, overwrite
+from .inplace import apply_inplace, overwrite, records
+from .view_tracking import install_history_properties, record_view
 from .views import Expand, Identity, Index, Move, Permute, Reshape, Transpose
 
 Tensor = _C.Tensor
@@ -21,12 +22,17 @@ FLOATING_DTYPES = (_C.dtype.float32, _C.dtype.float64, _C.dtype.float16, _C.dtyp
 _installed = False
 
 
-def _differentiable(raw, function):
-    """A method that calls `raw` directly, or through `function` when the graph must be recorded."""
+def _differentiable(raw, function, may_view: bool = True):
+    """A method that calls `raw` directly, or through `function` when the graph must be recorded.
+    may_view: its result can share self's memory; then it is recorded as a view of self's base."""
     def method(self, *args, **kwargs):
         if self.requires_grad and _mode.enabled:
-            return function.apply(self, lambda t: raw(t, *args, **kwargs))
-        return raw(self, *args, **kwargs)
+            out = function.apply(self, lambda t: raw(t, *args, **kwargs))
+        else:
+            out = raw(self, *args, **kwargs)
+        if may_view and out._is_alias_of(self):
+            record_view(out, self, method, args, kwargs)
+        return out
     method.__name__ = getattr(raw, "__name__", "method")
     method.__doc__ = getattr(raw, "__doc__", None)
     return method
@@ -39,8 +45,11 @@ def _differentiable_move(raw):
             out = Move.apply(self, lambda t: raw(t, *args, **kwargs))
             if out.dtype not in FLOATING_DTYPES:
                 out.requires_grad, out.grad_fn = False, None
-            return out
-        return raw(self, *args, **kwargs)
+        else:
+            out = raw(self, *args, **kwargs)
+        if out._is_alias_of(self):  # already on that device in that dtype
+            record_view(out, self, method, args, kwargs)
+        return out
     method.__name__ = getattr(raw, "__name__", "to")
     return method
 
@@ -54,8 +63,8 @@ def _install_views(cls) -> None:
         setattr(cls, name, _differentiable(raw[name], Reshape))
     for name in ("select", "_slice", "__getitem__"):
         setattr(cls, name, _differentiable(raw[name], Index))
-    for name in ("clone", "contiguous"):
-        setattr(cls, name, _differentiable(raw[name], Identity))
+    setattr(cls, "clone", _differentiable(raw["clone"], Identity, may_view=False))
+    setattr(cls, "contiguous", _differentiable(raw["contiguous"], Identity))
     for name in ("to", "cpu", "cuda", "float", "double", "half", "bfloat16"):
         setattr(cls, name, _differentiable_move(raw[name]))
     if "expand" in raw:
@@ -65,15 +74,21 @@ def _install_views(cls) -> None:
 
     def transpose(self, dim0, dim1):
         if self.requires_grad and _mode.enabled:
-            return Transpose.apply(self, raw_transpose, dim0, dim1)
-        return raw_transpose(self, dim0, dim1)
+            out = Transpose.apply(self, raw_transpose, dim0, dim1)
+        else:
+            out = raw_transpose(self, dim0, dim1)
+        record_view(out, self, transpose, (dim0, dim1), {})
+        return out
 
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         if self.requires_grad and _mode.enabled:
-            return Permute.apply(self, raw_permute, dims)
-        return raw_permute(self, *dims)
+            out = Permute.apply(self, raw_permute, dims)
+        else:
+            out = raw_permute(self, *dims)
+        record_view(out, self, permute, dims, {})
+        return out
 
     def detach(self):
         """A new tensor sharing this one's storage, outside the graph."""
@@ -82,17 +97,17 @@ def _install_views(cls) -> None:
     cls.transpose = transpose
     cls.permute = permute
     cls.detach = detach
-    # Unlike torch's .data, this view shares the version counter: an in-place write through it
-    # is seen by autograd (an error instead of a silently wrong gradient).
-    cls.data = property(detach, cls._set_data,
-                        doc="The tensor's values outside the graph (a detached view); assigning swaps "
-                            "in another tensor's memory, shape, dtype and device.")
+    # As torch's .data: the same memory outside the graph, with a version counter of its own, so
+    # writes through it (old-style optimizers) do not trip autograd's saved-tensor check; detach()
+    # shares the counter and does.
+    cls.data = property(cls._alias_with_own_version, cls._set_data,
+                        doc="The tensor's values outside the graph (the same memory, its own version "
+                            "counter); assigning swaps in another tensor's memory, shape, dtype and device.")
 
 
 def _install_autograd_state(cls) -> None:
-    cls.requires_grad = False
+    install_history_properties(cls)  # requires_grad, grad_fn
     cls.grad = None
-    cls.grad_fn = None
     cls.is_leaf = property(lambda self: self.grad_fn is None,
                            doc="True for tensors made by the user rather than by a recorded op.")
 
@@ -178,7 +193,7 @@ def _install_operators(cls) -> None:
 def _install_math_methods(cls) -> None:
     from .. import _shape_functions as shapes  # noqa: PLC0415  (imports this package's views)
 
-    for name in ("flatten", "split", "chunk"):
+    for name in ("flatten", "narrow", "split", "chunk"):
         setattr(cls, name, getattr(shapes, name))
     from .._indexing import index_select  # noqa: PLC0415
     cls.index_select = index_select
@@ -203,12 +218,12 @@ def _install_inplace(cls) -> None:
         return apply_inplace(self, F.sub, other, alpha)
 
     def copy_(self, src):
-        if _mode.enabled and (self.requires_grad or (isinstance(src, Tensor) and src.requires_grad)):
+        if records(self, (src,)):
             return apply_inplace(self, overwrite, src)
         return raw_copy(self, src)
 
     def fill_(self, value):
-        if _mode.enabled and (self.requires_grad or (isinstance(value, Tensor) and value.requires_grad)):
+        if records(self, (value,)):
             return apply_inplace(self, overwrite, value)
         return raw_fill(self, value)
 

@@ -104,18 +104,21 @@ class Permute(Function):
 
 
 class Cat(Function):
-    """cat(tensors, dim): the gradient is split back into each input's slice of dim."""
+    """cat(tensors, dim): the gradient is split back into each input's slice of dim (in that
+    input's dtype: cat promotes mixed dtypes as torch does)."""
 
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.sizes = [t.shape[dim] if t.ndim else 0 for t in tensors]
+        ctx.dtypes = [t.dtype for t in tensors]
         ctx.dim = dim
         return _C.cat(list(tensors), dim)
 
     @staticmethod
     def backward(ctx, grad):
         grads, start = [None], 0
-        for size in ctx.sizes:
-            grads.append(grad._slice(ctx.dim, start, start + size, 1))
+        for size, dtype in zip(ctx.sizes, ctx.dtypes):
+            part = grad._slice(ctx.dim, start, start + size, 1)
+            grads.append(part if part.dtype == dtype or not dtype.is_floating_point else part.to(dtype))
             start += size
         return tuple(grads)

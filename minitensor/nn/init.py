@@ -37,6 +37,8 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def kaiming_uniform_(tensor, a: float = 0.0, nonlinearity: str = "leaky_relu"):
     """U(-bound, bound) with bound = gain * sqrt(3 / fan_in) (He et al.)."""
+    if tensor.numel() == 0:  # torch: a no-op (nn.Linear(0, 3) has fan_in 0)
+        return tensor
     fan_in, _ = _fan_in_and_fan_out(tensor)
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan_in)
     return uniform_(tensor, -bound, bound)

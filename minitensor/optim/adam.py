@@ -6,7 +6,7 @@ import math
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, step_tensor
 
 
 class Adam(Optimizer):
@@ -32,11 +32,11 @@ class Adam(Optimizer):
             elif group["weight_decay"]:
                 grad = _C.add(grad, _C.mul(p, group["weight_decay"]))
             if not state:
-                state["step"] = 0
+                state["step"] = step_tensor(0)
                 state["exp_avg"] = _C.zeros_like(p)
                 state["exp_avg_sq"] = _C.zeros_like(p)
-            state["step"] += 1
-            step = state["step"]
+            state["step"].add_(1)
+            step = state["step"].item()
             # m = b1*m + (1-b1)*g ;  v = b2*v + (1-b2)*g^2
             exp_avg = _C.add(_C.mul(state["exp_avg"], beta1), _C.mul(grad, 1.0 - beta1))
             exp_avg_sq = _C.add(_C.mul(state["exp_avg_sq"], beta2), _C.mul(_C.mul(grad, grad), 1.0 - beta2))

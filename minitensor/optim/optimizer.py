@@ -72,13 +72,21 @@ class Optimizer:
         for key, values in state_dict["state"].items():
             param = by_index.get(key)
             if param is not None:
-                self.state[id(param)] = {k: _state_value(v, param) for k, v in values.items()}
+                self.state[id(param)] = {k: _state_value(k, v, param) for k, v in values.items()}
 
     def step(self):
         raise NotImplementedError
 
 
-def _state_value(value, param):
+def step_tensor(count) -> _C.Tensor:
+    """The step count as torch 2.x keeps it in an optimizer's state: a 0-d float32 tensor on the
+    CPU (whatever the parameter's dtype and device), counted up in place."""
+    return _C.full([], float(count), dtype=_C.dtype.float32)
+
+
+def _state_value(key, value, param):
+    if key == "step":  # torch keeps the step's float32 on load and turns a number into a tensor
+        return value.detach().cpu().clone() if isinstance(value, _C.Tensor) else step_tensor(value)
     if isinstance(value, _C.Tensor):
         dtype = param.dtype if value.dtype.is_floating_point else value.dtype
         return value.detach().to(param.device, dtype).clone()

@@ -80,12 +80,12 @@ inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Blocks for a grid-stride kernel over `tasks` block-sized pieces of work: one block per piece,
-// capped at `per_sm` blocks on each SM of this device (a few waves; the loop inside each block
-// does the rest, so a larger grid would only cost launch and scheduling time).
-inline unsigned grid_stride_blocks(int64_t tasks, int per_sm) {
+// Blocks for a grid-stride loop over n items, `threads` a block: one item a thread, at most
+// `per_sm` blocks an SM of this device (32: enough to fill it several times over; the loop does
+// the rest, so a larger grid would only cost launch and scheduling time).
+inline unsigned grid_stride_blocks(int64_t n, int threads, int per_sm = 32) {
   const int64_t cap = int64_t(device_info().sm_count) * per_sm;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(tasks, cap)));
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(ceil_div(n, threads), cap)));
 }
 
 inline int next_pow2(int64_t v) {

@@ -67,6 +67,45 @@ __device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
   return p;
 }
 
+// Makes the compiler forget what it knows of a pack held in registers (an empty asm that may
+// have changed it), so that values converted from it in one pass are converted again in the
+// next instead of being kept live between them: a 16-bit pack costs 4 registers, its float
+// copies 8.
+template <typename T, int N>
+__device__ __forceinline__ void forget_values(Pack<T, N>& p) {
+  static_assert(sizeof(Pack<T, N>) % 4 == 0, "whole 32-bit words");
+  uint32_t w[sizeof(Pack<T, N>) / 4];
+  memcpy(w, &p, sizeof(w));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(w) / 4); ++i) asm volatile("" : "+r"(w[i]));
+  memcpy(&p, w, sizeof(w));
+}
+
+// Element-wise NaN-propagating max of two packs, in the storage type: for 16-bit types two
+// elements an instruction (max of two halves is exact, so nothing is lost by not converting).
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> pack_max(const Pack<T, N>& a, const Pack<T, N>& b) {
+  Pack<T, N> r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (N % 2 == 0 && (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
+    using H2 = std::conditional_t<std::is_same_v<T, Half>, __half2, __nv_bfloat162>;
+    H2 x[N / 2], y[N / 2];
+    memcpy(x, &a, sizeof(x));
+    memcpy(y, &b, sizeof(y));
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) x[i] = __hmax2_nan(x[i], y[i]);
+    memcpy(&r, x, sizeof(x));
+    return r;
+  }
+#endif
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const float x = float(a.v[j]), y = float(b.v[j]);
+    r.v[j] = (x > y || x != x) ? a.v[j] : b.v[j];
+  }
+  return r;
+}
+
 // 16-bit -> float two at a time from 32-bit words: one instruction per value, no extraction of
 // the halves first.
 template <int N, typename T, typename A>

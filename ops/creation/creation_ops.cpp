@@ -46,11 +46,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   dim = wrap_dim(dim, first.dim());
   Shape shape = first.shape();
   shape[dim] = 0;
+  DType dtype = first.dtype();  // torch promotes the inputs' dtypes (int64 with float32 -> float32)
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     check_same_device(first, t);
-    MT_CHECK_TYPE(t.dtype() == first.dtype(), "cat(): expected all tensors of dtype ", dtype_name(first.dtype()),
-                  ", but got ", dtype_name(t.dtype()), " at position ", i);
     MT_CHECK_SHAPE(t.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
                    " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d)
@@ -58,8 +57,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                      dim, ". Expected size ", first.shape()[d], " but got size ", t.shape()[d], " for tensor number ",
                      i, " in the list.");
     shape[dim] += t.shape()[dim];
+    dtype = promote_tensor_types(dtype, t.dtype());
   }
-  Tensor out = Tensor::empty(shape, first.dtype(), first.device());
+  Tensor out = Tensor::empty(shape, dtype, first.device());
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     const int64_t len = t.shape()[dim];

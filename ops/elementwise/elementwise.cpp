@@ -27,12 +27,6 @@ int rank(DType d) {
   return 0;
 }
 
-DType promote_tensor_types(DType a, DType b) {
-  if (a == b) return a;
-  if (rank(a) == 2 && rank(b) == 2) return DType::Float32;  // float16 with bfloat16, as torch
-  return rank(a) > rank(b) ? a : b;
-}
-
 // torch's result_type: operands are ranked in three groups (tensors with dims, 0-d tensors, Python
 // scalars), each promoted within itself; a lower group only matters when it is of a higher category
 // (bool < int < float). So float16 tensor * 0-d float32 tensor -> float16, int64 tensor * 0-d float64
@@ -173,6 +167,12 @@ void run_select(const Tensor& out, const ElementwiseArgs& args) {
 
 }  // namespace
 
+DType promote_tensor_types(DType a, DType b) {
+  if (a == b) return a;
+  if (rank(a) == 2 && rank(b) == 2) return DType::Float32;  // float16 with bfloat16, as torch
+  return rank(a) > rank(b) ? a : b;
+}
+
 DType promote_types(const Operand& a, const Operand& b) {
   MT_CHECK_TYPE(a.is_tensor() || b.is_tensor(), "expected at least one tensor operand");
   PromotionState state;
@@ -242,7 +242,7 @@ const Tensor& copy_into(const Tensor& dst, const Tensor& src) {
   broadcast_shapes(dst.shape(), src.shape());  // torch's words for sizes that differ
   broadcast_strides(src, dst.shape());         // throws unless src broadcasts to dst
   Tensor s = src;
-  if (s.storage() == dst.storage()) s = s.clone();  // overlapping views: read everything first
+  if (same_memory(s, dst)) s = s.clone();  // overlapping views: read everything first
   if (s.device() != dst.device() || s.dtype() != dst.dtype()) {
     Tensor staged = Tensor::empty(s.shape(), dst.dtype(), dst.device());
     copy_to_contiguous(s, staged);

@@ -33,6 +33,9 @@ struct Operand {
   Operand() = default;
 };
 
+// torch.promote_types: the join of two dtypes as tensors of equal standing (cat, stack use it).
+DType promote_tensor_types(DType a, DType b);
+
 // The dtype torch gives `a op b` before op-specific rules (div of ints -> float32).
 DType promote_types(const Operand& a, const Operand& b);
 

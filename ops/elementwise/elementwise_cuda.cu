@@ -21,7 +21,7 @@ template <typename F>
 void launch(const F& f, const ElementwiseArgs& a) {
   if (a.numel == 0) return;
   constexpr int kThreads = 256;
-  elementwise_kernel<<<grid_stride_blocks(ceil_div(a.numel, kThreads), 32), kThreads>>>(f, a);
+  elementwise_kernel<<<grid_stride_blocks(a.numel, kThreads), kThreads>>>(f, a);
   MT_CUDA_CHECK_LAUNCH();
 }
 

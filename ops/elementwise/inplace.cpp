@@ -35,23 +35,42 @@ Tensor scalar_tensor(const Operand& value) {
   return t;
 }
 
+// torch's has_internal_overlap: a dim of stride 0 and size > 1 (an expand) makes several elements
+// one memory location, and writing through it in place would be ambiguous.
+void check_no_internal_overlap(const Tensor& self) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.strides()[d] == 0 && self.shape()[d] > 1)
+      MT_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a "
+               "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+// fill_ writes one value everywhere, so torch allows it into an expanded tensor; copy_ does not.
+const Tensor& write_(const Tensor& self, const Tensor& src) {
+  copy_into(self, src);
+  self.storage()->bump_version();
+  return self;
+}
+
 }  // namespace
 
 bool can_cast(DType from, DType to) { return category(from) <= category(to); }
 
 const Tensor& copy_(const Tensor& self, const Tensor& src) {
-  copy_into(self, src);
-  self.storage()->bump_version();
-  return self;
+  check_no_internal_overlap(self);
+  return write_(self, src);
 }
 
 const Tensor& fill_(const Tensor& self, const Operand& value) {
   if (value.is_tensor()) {
     MT_CHECK_VALUE(value.tensor.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
                    value.tensor.dim(), " dimensions.");
-    return copy_(self, value.tensor);
+    return write_(self, value.tensor);
   }
-  return copy_(self, scalar_tensor(value));
+  // A float with no int64 value (NaN, inf, past +-2**63) would convert to INT64_MIN: torch's error.
+  if (value.kind == Operand::Kind::Float && self.dtype() == DType::Int64 &&
+      !(value.f >= -9223372036854775808.0 && value.f < 9223372036854775808.0))
+    MT_THROW(RuntimeError, "value cannot be converted to type int64_t without overflow");
+  return write_(self, scalar_tensor(value));
 }
 
 const Tensor& assign_result_(const Tensor& self, const Tensor& result) {

@@ -85,7 +85,7 @@ const Tensor& index_put_(const Tensor& self, int64_t dim, const Tensor& index, c
     } else {
       index_put_cpu(buffer.itemsize(), compute, accumulate, args, buffer.data_ptr(), values.data_ptr());
     }
-    if (buffer.storage() != target.storage()) copy_into(target, buffer);
+    if (!same_memory(buffer, target)) copy_into(target, buffer);
   }
   self.storage()->bump_version();
   return self;

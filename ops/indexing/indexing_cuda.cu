@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) { return grid_stride_blocks(ceil_div(n, kThreads), 32); }
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 // Element t of the selected block (outer, count, inner) and its place in the full (outer, size, inner).
 __device__ __forceinline__ int64_t full_offset(const IndexArgs& a, int64_t t) {

@@ -78,7 +78,7 @@ constexpr int kColsXLog2 = 5, kColsX = 1 << kColsXLog2, kColsY = kThreads / kCol
 template <typename T, typename A = acc_t<T>>
 __global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T* values, int64_t* indices,
                                    int64_t outer, int64_t axis, int64_t inner, double scale) {
-  __shared__ ReduceState<A> scratch[kColsY * kColsX];
+  __shared__ __align__(16) ReduceState<A> scratch[kColsY * kColsX];  // column_allreduce reads 16 B
   const ReduceCombineOp op{kind};
   const int x = threadIdx.x % kColsX, y = threadIdx.x / kColsX;
   const int64_t tiles = (inner + kColsX - 1) / kColsX;
@@ -94,7 +94,8 @@ __global__ void reduce_cols_kernel(ReduceKind kind, const T* __restrict__ in, T*
   }
 }
 
-unsigned blocks_for(int64_t tasks) { return grid_stride_blocks(tasks, kBlocksPerSm); }
+// Blocks for `tasks` block-sized pieces of work (a row, a split of a row, a tile of columns).
+unsigned blocks_for(int64_t tasks) { return grid_stride_blocks(tasks, 1, kBlocksPerSm); }
 
 // One launch: a warp per row when rows are short, a block per row otherwise.
 template <typename In, typename Out>

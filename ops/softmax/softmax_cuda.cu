@@ -9,8 +9,8 @@
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
 //   3c    anything else (e.g. [1, 16M])             two passes, partials in HBM    split_row_tier
-//   4a    inner > 1, (axis x tile) fits registers   one block's registers          inner_reg_tier
-//   4     inner > 1                                 a block's shared memory / L2   inner_tier
+//   4a    inner > 1, axis <= ~16 blocks' registers  registers of a block/cluster   column_tier
+//   4     inner > 1, longer axes                    a block's shared memory / L2   inner_tier
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
@@ -21,7 +21,7 @@
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
-#include "ops/softmax/cuda/inner_reg_tier.cuh"
+#include "ops/softmax/cuda/column_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 #include "ops/softmax/cuda/staged_row_tier.cuh"
@@ -41,7 +41,11 @@ struct Ptrs {
   const void* a;  // x (forward) or y (backward)
   const void* b;  // dy (backward) or null
   void* out;
-  bool aligned() const { return is_aligned16(a) && (!b || is_aligned16(b)) && is_aligned16(out); }
+  bool aligned() const { return aligned_to(16); }
+  bool aligned_to(int bytes) const {
+    const auto at = [bytes](const void* q) { return reinterpret_cast<uintptr_t>(q) % bytes == 0; };
+    return at(a) && (!b || at(b)) && at(out);
+  }
 };
 
 // Tuning overrides for experiments on the GPU machine (unset in normal use): MT_SOFTMAX_STAGES
@@ -316,8 +320,10 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
-  // threads); with few rows, enough to give every SM work (without making chunks shorter than
-  // 4K elements).
+  // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
+  // making chunks shorter than 4K elements. (Against two an SM, on an H100: [8, 131072] takes
+  // 16-block clusters instead of the split row, kernel 12.6 -> 7.9 us in float16; [16, 262144]
+  // too, 18.0 -> 20.9 us: slower. Open: see BENCHMARKS.md.)
   // float64 blocks stop at 512 threads: at 1024 ([16384, 4096] float64 657 us) the 64-register
   // cap spills its values; at 512 it takes the wide packs instead (361 us, H100).
   constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
@@ -326,7 +332,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   if (rows < 2 * dev.sm_count) {
     int64_t cs = narrow_cs;
-    if (dev.clusters) cs = std::max(cs, std::min(ceil_div(2 * dev.sm_count, rows), ceil_div(cols, 4096)));
+    if (dev.clusters)
+      cs = std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), int64_t(16)}));
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
   } else if (narrow_cs == 1) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
@@ -357,45 +364,80 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols, stream);
 }
 
-// Tier 4a (forward): returns false when the (axis x tile) group does not fit the block's
-// registers.
-template <typename T, bool Log>
-bool launch_inner_reg_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
-  constexpr int N = inner_reg_cols<T>();
-  const int64_t ncols = ceil_div(s.inner, N);
-  // Threads along inner: a warp (128 contiguous bytes per axis step for float), fewer when inner
-  // is narrow or the tiles would not fill the GPU, and fewer again (more threads along the axis)
-  // until the axis fits the registers; never under 32-byte sectors unless inner itself is that
-  // narrow.
-  const int64_t min_tx = std::min<int64_t>(next_pow2(ncols), std::max<int64_t>(1, 32 / (N * sizeof(T))));
-  int64_t tx = std::min<int64_t>(32, next_pow2(ncols));
-  while (tx > min_tx && s.outer * ceil_div(ncols, tx) < 2 * device_info().sm_count) tx /= 2;
-  int64_t rows = next_pow2(ceil_div(s.axis, kInnerRegThreads / tx));
-  while (rows > inner_reg_max_rows<T>() && tx > min_tx) {
-    tx /= 2;
-    rows = next_pow2(ceil_div(s.axis, kInnerRegThreads / tx));
-  }
-  if (rows > inner_reg_max_rows<T>()) return false;
-  const int64_t tiles = ceil_div(ncols, tx);
-  const bool vec = p.aligned() && s.inner % N == 0;
-  auto run = [&](auto kernel) {
-    const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerRegThreads, 0)) * device_info().sm_count;
-    kernel<<<unsigned(std::min(s.outer * tiles, fill)), kInnerRegThreads, 0, stream>>>(
-        static_cast<const T*>(p.a), static_cast<T*>(p.out), s.outer, int(s.axis), s.inner,
-        log2_exact(int(tx)), tiles, vec);
+// Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
+// cannot run here).
+template <typename T, int N, bool Log, bool Bwd>
+bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaStream_t stream) {
+  constexpr int kMaxPacks = column_max_packs<Bwd>();
+  const DeviceInfo& dev = device_info();
+  const int64_t npk = ceil_div(s.inner, N);
+  // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
+  // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
+  static const int forced_packs = env_int("MT_SOFTMAX_COLUMN_PACKS", 0);
+  static const int min_tx = std::max(1, env_int("MT_SOFTMAX_COLUMN_MIN_TX", 2));
+  static const int block_threads =
+      std::clamp(env_int("MT_SOFTMAX_COLUMN_THREADS", 256) / 32 * 32, 32, kColumnMaxThreads);
+  // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
+  // as many where that pads the axis less (21 steps: 3 x 8, not 2 x 16). Narrow packs (a
+  // misaligned inner) always take the most: they are compiled for that alone.
+  int packs = std::clamp(next_pow2(forced_packs > 0 ? forced_packs : s.axis), 2, kMaxPacks);
+  if (forced_packs <= 0 && packs == kMaxPacks && packs > 2 &&
+      ceil_div(s.axis, packs / 2) * (packs / 2) < ceil_div(s.axis, packs) * packs)
+    packs /= 2;
+  if (narrow_packs) packs = kMaxPacks;
+  const int64_t steps = ceil_div(s.axis, packs);  // threads along the axis, over the cluster
+  // Packs along inner: as many as the block has room for beside the axis, at least 2 (a
+  // 32-byte sector per step for 16-byte packs).
+  const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
+  int64_t tx = 1;
+  while (tx * 2 <= want_tx) tx *= 2;
+  const int64_t max_ty = block_threads / tx;
+  const int64_t cs = ceil_div(steps, max_ty);
+  int64_t ty = ceil_div(steps, cs);
+  if (tx < 32) ty = ceil_div(ty, 32 / tx) * (32 / tx);  // whole warps
+  if (cs > 1 && (!dev.clusters || cs > 16 || tx > kColumnClusterMaxTx)) return false;
+  const int64_t tiles = ceil_div(npk, tx);
+  const int64_t groups = s.outer * tiles;
+  if (groups * cs >= (int64_t(1) << 31)) return false;
+  const int threads = int(tx * ty);
+  auto run = [&](auto packs_c) {
+    constexpr int R = decltype(packs_c)::value;
+    auto kernel = softmax_column_kernel<T, N, R, Log, Bwd>;
+    const T* a = static_cast<const T*>(p.a);
+    const T* b = static_cast<const T*>(p.b);
+    T* out = static_cast<T*>(p.out);
+    const int tx_log2 = log2_exact(int(tx));
+    if (cs > 1)
+      return launch_clustered(kernel, groups, int(cs), threads, 0, stream, a, b, out, s.axis,
+                              s.inner, tiles, tx_log2, int(cs));
+    kernel<<<unsigned(groups), threads, 0, stream>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1);
     MT_CUDA_CHECK_LAUNCH();
     return true;
   };
-  switch (rows) {
-    case 1: return run(softmax_inner_reg_kernel<T, 1, Log>);
-    case 2: return run(softmax_inner_reg_kernel<T, 2, Log>);
-    case 4: return run(softmax_inner_reg_kernel<T, 4, Log>);
-    case 8: return run(softmax_inner_reg_kernel<T, 8, Log>);
-    case 16: return run(softmax_inner_reg_kernel<T, 16, Log>);
-    case 32:
-      if constexpr (inner_reg_max_rows<T>() >= 32) return run(softmax_inner_reg_kernel<T, 32, Log>);
+  if (narrow_packs) return run(std::integral_constant<int, kMaxPacks>());
+  switch (packs) {
+    case 2: return run(std::integral_constant<int, 2>());
+    case 4: return run(std::integral_constant<int, 4>());
+    case 8:
+      if constexpr (kMaxPacks >= 8) return run(std::integral_constant<int, 8>());
   }
   return false;
+}
+
+// Tier 4a: the (axis x tile) group in registers, a cluster's for a long axis, in the widest packs
+// that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
+// has 392-byte rows), or one element. False when tier 4 must take it (or MT_SOFTMAX_COLUMN_PACKS
+// is -1, for comparisons).
+template <typename T, bool Log, bool Bwd>
+bool launch_column_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+  if (env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0) return false;
+  constexpr int N = pack_size<T>();
+  auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
+  if (packs_of(N)) return launch_column_tier<T, N, Log, Bwd>(p, s, false, stream);
+  if constexpr (sizeof(T) == 2) {
+    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, true, stream);
+  }
+  return launch_column_tier<T, 1, Log, Bwd>(p, s, true, stream);
 }
 
 // Tier 4: inner > 1.
@@ -408,10 +450,8 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   // never below 2 (32-byte sectors).
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
-  // Forward with a short axis: the group in registers.
-  if constexpr (!Bwd) {
-    if (launch_inner_reg_tier<T, Log>(p, s, stream)) return;
-  }
+  // The group in registers (of a cluster), when the axis allows.
+  if (launch_column_tier<T, Log, Bwd>(p, s, stream)) return;
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));
