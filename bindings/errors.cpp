@@ -38,8 +38,6 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const NotImplementedError& e) {
-      PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const OutOfMemoryError& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const CudaError& e) {

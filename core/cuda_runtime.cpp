@@ -5,6 +5,7 @@
 #ifdef MINITENSOR_WITH_CUDA
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -151,6 +152,32 @@ void release(void* ptr, int index) noexcept {
   cudaSetDevice(previous);
 }
 
+const DeviceInfo& device_info(int index) {
+  // Asked several times per launch: after the first call for a device, no lock and no driver call.
+  constexpr int kMaxDevices = 64;
+  static DeviceInfo infos[kMaxDevices];
+  static std::once_flag filled[kMaxDevices];
+  check_device(index);
+  MT_ASSERT(index < kMaxDevices, "more than ", kMaxDevices, " CUDA devices");
+  std::call_once(filled[index], [index] {
+    DeviceInfo& d = infos[index];
+    int major = 0, smem = 0;
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, index));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, index));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+    d.smem_per_block_optin = smem;
+    const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
+    d.clusters = major >= 9 && !(off && off[0] == '1');
+  });
+  return infos[index];
+}
+
+const DeviceInfo& current_device_info() {
+  int index = 0;
+  MT_CUDA_CHECK(cudaGetDevice(&index));
+  return device_info(index);
+}
+
 std::size_t pool_reserved_bytes(int index) {
   DeviceGuard guard(index);
   uint64_t reserved = 0;
@@ -208,6 +235,8 @@ void synchronize(int) { no_cuda(); }
 void* allocate(std::size_t, int) { no_cuda(); }
 void release(void*, int) noexcept {}
 std::size_t pool_reserved_bytes(int) { no_cuda(); }
+const DeviceInfo& device_info(int) { no_cuda(); }
+const DeviceInfo& current_device_info() { no_cuda(); }
 void copy(void*, const void*, std::size_t, CopyKind, int) { no_cuda(); }
 void memset_zero(void*, std::size_t, int) { no_cuda(); }
 DeviceGuard::DeviceGuard(int) { no_cuda(); }

@@ -1,9 +1,11 @@
-// The library's only door to the CUDA runtime for code that is not itself CUDA: device queries,
-// the stream-ordered memory pool, copies, and a device guard. Always compiled; in a build without
+// The library's only door to the CUDA runtime for code that is not itself CUDA: device queries
+// and launch sizes, the stream-ordered memory pool (tensors and kernel scratch), copies, and a
+// device guard. Always compiled; in a build without
 // CUDA every function that needs a GPU throws mt::CudaError saying so.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/device.h"
 
@@ -30,6 +32,37 @@ enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 // Copies and waits for the copy (host memory is pageable, so the copy is synchronous anyway).
 void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind, int index);
 void memset_zero(void* dst, std::size_t nbytes, int index);
+
+// What sizes a launch: read from the driver once per device, then cached. Every CUDA launch
+// sizes its grid from these instead of numbers written for one GPU.
+struct DeviceInfo {
+  int sm_count = 0;
+  int64_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
+  // Thread-block clusters with distributed shared memory: sm_90 and later, unless the
+  // environment sets MT_SOFTMAX_NO_CLUSTER=1 (to test the portable tiers on a Hopper GPU).
+  bool clusters = false;
+};
+const DeviceInfo& device_info(int index);
+const DeviceInfo& current_device_info();  // of the device the caller's DeviceGuard made current
+
+// Scratch memory for the kernels of one operation (partial results passed from one launch to the
+// next), from the same pool as tensors. Freed stream-ordered when it goes out of scope: after the
+// kernels queued before then have used it, and also when a launch in between throws.
+class ScratchBuffer {
+ public:
+  ScratchBuffer(std::size_t nbytes, int index) : ptr_(allocate(nbytes, index)), index_(index) {}
+  explicit ScratchBuffer(std::size_t nbytes) : ScratchBuffer(nbytes, current_device()) {}
+  ~ScratchBuffer() { release(ptr_, index_); }
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_;
+  int index_;
+};
 
 // Makes `index` current for its lifetime (every launch and allocation goes through one).
 class DeviceGuard {

@@ -20,7 +20,6 @@ struct ShapeError : std::runtime_error { using std::runtime_error::runtime_error
 struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
-struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct OutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct CudaError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct InternalError : std::logic_error { using std::logic_error::logic_error; };

@@ -13,21 +13,18 @@ from ._C import CudaError, ShapeError, Tensor, device, dtype, from_dlpack, from_
 from ._C import one_hot
 from ._factories import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randn, tensor,
                          zeros, zeros_like)
-from . import _tensor as _tensor_sugar
 from . import cuda
 
-_tensor_sugar._install()
-
-# Autograd: differentiable ops, Python operators and .backward() on Tensor; then nn and optim.
+# Autograd, then the operators (each module registers its public functions in _registry.OPS),
+# then Tensor's Python methods, all attached in one place (_tensor.install).
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from ._indexing import index_select
-from ._shape_functions import cat, chunk, concat, concatenate, flatten, narrow, split, stack
-from ._functions import (
-    abs, add, all, amax, amin, any, argmax, argmin, clamp, clip, div, eq, exp, ge, gt, le, log, log_softmax, lt, matmul, max, maximum, mean,
-    mul, ne, neg, pow, relu, sigmoid, softmax, softmax_impls, sqrt, sub, sum, tanh, where,
-    min, minimum, prod, std, var,
-)
+from . import _functions, _indexing, _shape_functions  # noqa: F401  (they register the operators)
+from ._registry import OPS as _OPS
+from . import _tensor
+
+globals().update(_OPS)  # mt.add, mt.softmax, mt.cat, ...: every registered operator, under its name
+_tensor.install()
 from . import nn, optim
 
 float32 = dtype.float32
@@ -45,14 +42,13 @@ long = int64
 __version__ = "0.1.0"
 
 __all__ = [
-    "CudaError", "ShapeError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "empty", "float",
-    "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "half", "int64",
-    "log_softmax", "long", "manual_seed", "ones", "rand", "randn", "softmax", "softmax_impls", "tensor", "zeros",
+    "CudaError", "ShapeError", "Tensor", "bfloat16", "bool", "cuda", "device", "double", "dtype", "float",
+    "float16", "float32", "float64", "from_dlpack", "from_numpy", "half", "int64", "long", "manual_seed",
+    "one_hot",
+    # creation
+    "arange", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
+    "zeros_like",
     # autograd, nn, optim
     "autograd", "enable_grad", "is_grad_enabled", "nn", "no_grad", "optim", "set_grad_enabled",
-    "abs", "add", "amax", "argmax", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "lt", "matmul", "max",
-    "maximum", "mean", "mul", "ne", "neg", "pow", "relu", "sigmoid", "sqrt", "sub", "sum", "tanh", "where",
-    "all", "amin", "any", "argmin", "chunk", "concat", "concatenate", "flatten", "narrow", "index_select", "min", "minimum",
-    "prod", "split", "stack", "std", "var",
-    "arange", "cat", "empty_like", "full_like", "one_hot", "ones_like", "zeros_like",
+    *_OPS,  # the operators
 ]

@@ -15,6 +15,7 @@ from .autograd.elementwise import (Abs, Add, Clamp, Div, Exp, Log, Maximum, Mul,
 from .autograd.grad_mode import _mode
 from .autograd.linalg import LogSoftmax, Matmul, Softmax
 from .autograd.reductions import Amax, MaxAlongDim, Mean, Sum, normalize_dims
+from ._registry import op
 
 Tensor = _C.Tensor
 
@@ -23,24 +24,29 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 MinResult = namedtuple("MinResult", ["values", "indices"])
 
 
+@op
 def add(input, other, alpha=1):
     """input + alpha * other."""
     return Add.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
+@op
 def sub(input, other, alpha=1):
     """input - alpha * other."""
     return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
+@op
 def mul(input, other):
     return Mul.apply(input, other)
 
 
+@op
 def div(input, other):
     return Div.apply(input, other)
 
 
+@op
 def pow(input, exponent):  # noqa: A001  (torch.pow)
     """input ** exponent, element-wise; integer ** integer stays int64 (a negative Python int
     exponent raises, as in torch); negative bases and 0 ** 0 are exact."""
@@ -52,6 +58,7 @@ def pow(input, exponent):  # noqa: A001  (torch.pow)
     return PowScalar.apply(input, exponent)
 
 
+@op(aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002  (torch's argument names)
     """Each element limited to [min, max] (numbers or tensors, broadcast); NaN stays NaN."""
     if min is None and max is None:
@@ -59,65 +66,78 @@ def clamp(input, min=None, max=None):  # noqa: A002  (torch's argument names)
     return Clamp.apply(input, min, max)
 
 
-clip = clamp
 
-
+@op
 def maximum(input, other):
     return Maximum.apply(input, other)
 
 
+@op(method=False)
 def where(condition, input, other):
     return Where.apply(condition, input, other)
 
 
+@op
 def neg(input):
     return Neg.apply(input)
 
 
+@op
 def exp(input):
     return Exp.apply(input)
 
 
+@op
 def log(input):
     return Log.apply(input)
 
 
+@op
 def sqrt(input):
     return Sqrt.apply(input)
 
 
+@op
 def abs(input):  # noqa: A001  (torch.abs)
     return Abs.apply(input)
 
 
+@op
 def relu(input):
     return Relu.apply(input)
 
 
+@op
 def sigmoid(input):
     return Sigmoid.apply(input)
 
 
+@op
 def tanh(input):
     return Tanh.apply(input)
 
 
+@op
 def matmul(input, other):
     return Matmul.apply(input, other)
 
 
+@op
 def sum(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.sum)
     return Sum.apply(input, dim, keepdim)
 
 
+@op
 def mean(input, dim=None, keepdim: bool = False):
     return Mean.apply(input, dim, keepdim)
 
 
+@op
 def amax(input, dim=None, keepdim: bool = False):
     return Amax.apply(input, dim, keepdim)
 
 
+@op
 def max(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.max)
     """max(x): the largest value; max(x, dim): (values, indices); max(x, y): element-wise."""
     if isinstance(dim, Tensor):
@@ -127,6 +147,7 @@ def max(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.max)
     return MaxResult(*MaxAlongDim.apply(input, dim, keepdim))
 
 
+@op
 def argmax(input, dim=None, keepdim: bool = False):
     return _C.argmax(input, dim, keepdim)
 
@@ -142,6 +163,7 @@ def _restore(result, input):
     return result.to(_C.dtype.bool) if input.dtype == _C.dtype.bool else result
 
 
+@op
 def minimum(input, other):
     """Element-wise min, NaN-propagating; ties share the gradient evenly, as torch.minimum."""
     if input.dtype == _C.dtype.bool and isinstance(other, Tensor) and other.dtype == _C.dtype.bool:
@@ -149,10 +171,12 @@ def minimum(input, other):
     return neg(maximum(neg(input), neg(other)))
 
 
+@op
 def amin(input, dim=None, keepdim: bool = False):
     return _restore(amax(_negated(input), dim, keepdim), input)
 
 
+@op
 def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
     """min(x): the smallest value; min(x, dim): (values, indices); min(x, y): element-wise."""
     if isinstance(dim, Tensor):
@@ -163,17 +187,20 @@ def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
     return MinResult(_restore(values, input), indices)
 
 
+@op
 def argmin(input, dim=None, keepdim: bool = False):
     if input.dtype == _C.dtype.bool:
         raise RuntimeError("argmin(): does not support bool input")
     return _C.argmax(_C.neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64)), dim, keepdim)
 
 
+@op
 def all(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.all)
     """Whether every element (along dim) is non-zero; True for an empty tensor."""
     return _C.eq(_C.sum(_C.eq(input, 0), dim, keepdim), 0)
 
 
+@op
 def any(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.any)
     """Whether some element (along dim) is non-zero; False for an empty tensor."""
     return _C.ne(_C.sum(_C.ne(input, 0), dim, keepdim), 0)
@@ -194,6 +221,7 @@ def _product_along(x, dim: int):
     return x.select(dim, 0)
 
 
+@op
 def prod(input, dim=None, keepdim: bool = False, dtype=None):
     """The product of all elements, or along dim; bool and int64 multiply as int64."""
     x = input if dtype is None else input.to(dtype)
@@ -208,6 +236,7 @@ def prod(input, dim=None, keepdim: bool = False, dtype=None):
     return out.unsqueeze(dim) if keepdim else out
 
 
+@op
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance over dim (all dims when None), dividing by N - correction (1 by default: the unbiased
     estimate; unbiased=False means 0), as torch.var; N - correction <= 0 gives inf or NaN."""
@@ -228,6 +257,7 @@ def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=Non
     return div(total, builtins.max(count - correction, 0))
 
 
+@op
 def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Standard deviation: sqrt(var(...)) with var's arguments."""
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
@@ -237,6 +267,7 @@ def _as_dtype(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
+@op
 def softmax(input, dim, dtype=None, impl: str = "auto"):
     """Softmax along dim. `impl` picks a kernel of the teaching ladder (see softmax_impls); those
     are forward-only. The fast path is one attribute check and the C++ call: softmax without
@@ -256,6 +287,7 @@ def softmax(input, dim, dtype=None, impl: str = "auto"):
     return _C.softmax(input if dtype is None else input.to(dtype), dim)
 
 
+@op
 def log_softmax(input, dim, dtype=None, impl: str = "auto"):
     """LogSoftmax along dim; `impl` as for softmax."""
     if impl != "auto":
@@ -265,38 +297,38 @@ def log_softmax(input, dim, dtype=None, impl: str = "auto"):
     return _C.log_softmax(input if dtype is None else input.to(dtype), dim)
 
 
+@op(method=False)
 def softmax_impls(device="cuda") -> dict:
     """The softmax kernels selectable with softmax(..., impl=name) on a device: name -> description."""
     return dict(_C.softmax_impls(device))
 
 
 # Comparisons: bool results, never differentiable.
+@op
 def eq(input, other):
     return _C.eq(input, other)
 
 
+@op
 def ne(input, other):
     return _C.ne(input, other)
 
 
+@op
 def gt(input, other):
     return _C.gt(input, other)
 
 
+@op
 def ge(input, other):
     return _C.ge(input, other)
 
 
+@op
 def lt(input, other):
     return _C.lt(input, other)
 
 
+@op
 def le(input, other):
     return _C.le(input, other)
-
-
-__all__ = [
-    "abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "clamp", "clip", "div", "eq", "exp", "ge", "gt", "le", "log", "log_softmax", "lt",
-    "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "pow", "prod", "relu", "sigmoid", "softmax", "softmax_impls", "sqrt",
-    "std", "sub", "sum", "tanh", "var", "where",
-]

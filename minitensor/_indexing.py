@@ -18,6 +18,7 @@ from math import prod
 import numpy as np
 
 from . import _C
+from ._registry import op
 from ._tensor import torch_scalar_type
 from .autograd.function import Function
 from .autograd.grad_mode import _mode
@@ -145,6 +146,7 @@ class IndexSelect(Function):
         return _C._index_put_(full, dim, index, grad, True), None, None  # repeated indices add up
 
 
+@op
 def index_select(input, dim: int, index):
     """The slices of input at `index` (an int64 vector) along dim; differentiable in input."""
     return IndexSelect.apply(input, dim, index)

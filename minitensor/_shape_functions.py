@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import _C
 from .autograd.view_tracking import mark_multi_output
 from .autograd.views import Cat
+from ._registry import op
 
 Tensor = _C.Tensor
 
@@ -18,6 +19,7 @@ def _wrap(dim: int, ndim: int) -> int:
     return dim % extent
 
 
+@op(method=False, aliases=("concat", "concatenate"))
 def cat(tensors, dim: int = 0):
     """The tensors joined along an existing dim (one device; mixed dtypes promote as in torch)."""
     tensors = list(tensors)
@@ -28,9 +30,9 @@ def cat(tensors, dim: int = 0):
     return Cat.apply(dim, *tensors)
 
 
-concat = concatenate = cat
 
 
+@op(method=False)
 def stack(tensors, dim: int = 0):
     """The tensors (all of one shape) joined along a new dim."""
     tensors = list(tensors)
@@ -45,6 +47,7 @@ def stack(tensors, dim: int = 0):
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
+@op
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
     """Dims start_dim..end_dim merged into one (a view when the strides allow)."""
     if input.ndim == 0:
@@ -56,6 +59,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     return input.reshape(*shape[:start], -1, *shape[end + 1:])
 
 
+@op
 def narrow(input, dim: int, start: int, length: int):
     """The view of `length` elements of dim from `start` on (a negative start counts from the end)."""
     if input.ndim == 0:
@@ -72,6 +76,7 @@ def narrow(input, dim: int, start: int, length: int):
     return input._slice(dim, start, start + length, 1)
 
 
+@op
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of consecutive pieces along dim: of split_size each (the last may be smaller), or of
     the given sizes (which must add up to the dim's size)."""
@@ -95,12 +100,10 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(pieces)
 
 
+@op
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """At most `chunks` views of equal size along dim (the last may be smaller), as torch.chunk."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input.shape[_wrap(dim, input.ndim)]
     return split(input, max(-(-size // chunks), 1) if size else 0, dim) if size else split(input, [0] * chunks, dim)
-
-
-__all__ = ["cat", "chunk", "concat", "concatenate", "flatten", "narrow", "split", "stack"]

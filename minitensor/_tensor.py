@@ -1,7 +1,10 @@
-"""Python-side sugar for minitensor.Tensor: repr, indexing, tolist/item.
+"""minitensor.Tensor's Python side, assembled in one place: install() below attaches everything the
+C++ class does not define itself, in order. This module holds the plain sugar (repr, basic
+indexing, tolist/item, iteration); autograd/tensor_methods.py the autograd-aware groups; the
+operator methods come from the registry (minitensor/_registry.py).
 
-These are plain functions attached to the C++ class, so the C++ core stays free of formatting
-and Python's indexing rules.
+These are functions attached to the C++ class, so the C++ core stays free of formatting, Python's
+indexing rules and autograd.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ def _repr(self: _C.Tensor) -> str:
         extras.append(f"device='{self.device}'")
     if self.dtype not in _DEFAULT_DTYPES:
         extras.append(f"dtype={self.dtype!r}")
+    if self.grad_fn is not None:
+        extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+    elif self.requires_grad:
+        extras.append("requires_grad=True")
     return prefix + body + "".join(", " + e for e in extras) + ")"
 
 
@@ -135,7 +142,19 @@ def _dtype_repr(self: _C.dtype) -> str:
     return f"minitensor.{self.name}"
 
 
-def _install() -> None:
+_installed = False
+
+
+def install() -> None:
+    """Attaches Tensor's Python methods (once: the autograd groups wrap what is already there, so
+    the order matters and a second pass would wrap the wrappers)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    from .autograd import tensor_methods as autograd_methods  # noqa: PLC0415  (autograd imports _C only)
+    from . import _serialization  # noqa: PLC0415
+
     _C.dtype.__repr__ = _dtype_repr
     _C.dtype.__str__ = _dtype_repr
     cls = _C.Tensor
@@ -143,8 +162,16 @@ def _install() -> None:
     cls.__str__ = _repr
     cls.tolist = _tolist
     cls.item = _item
-    cls.__getitem__ = _getitem
+    cls.__getitem__ = _getitem  # basic indexing; the autograd groups wrap it
     cls.__iter__ = _iter
     cls.__new__ = staticmethod(_new)
     cls.__init__ = _init
     cls.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
+    autograd_methods.install_autograd_state(cls)
+    autograd_methods.install_views(cls)
+    autograd_methods.install_scalar_conversions(cls)
+    autograd_methods.install_operators(cls)
+    autograd_methods.install_registered_methods(cls)
+    autograd_methods.install_inplace(cls)
+    autograd_methods.install_advanced_indexing(cls)
+    _serialization.install(cls)

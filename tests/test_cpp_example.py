@@ -33,7 +33,7 @@ def _run(cmd, cwd, timeout):
 def test_cpp_softmax_example(tmp_path):
     assert EXAMPLE.is_file(), f"{EXAMPLE} is missing"
     build = tmp_path / "build"
-    _run(["cmake", "-S", str(ROOT), "-B", str(build), "-DMINITENSOR_PYTHON=OFF", "-DMINITENSOR_CUDA=OFF",
+    _run(["cmake", "-S", str(ROOT), "-B", str(build), "-DMINITENSOR_PYTHON=OFF", "-DMINITENSOR_CUDA=OFF", "-DMINITENSOR_EXAMPLES=ON",
           "-DCMAKE_BUILD_TYPE=Release"], cwd=tmp_path, timeout=300)
     _run(["cmake", "--build", str(build), "--target", "softmax_example", "-j2"], cwd=tmp_path, timeout=900)
     exe = next((p for p in build.rglob("softmax_example") if p.is_file() and os.access(p, os.X_OK)), None)

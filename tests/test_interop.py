@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -227,6 +228,23 @@ def test_capsule_consumed_twice_raises(versioned):
     with pytest.raises(ValueError, match="capsule"):
         mt.from_dlpack(cap)
     assert u.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_unconsumed_capsules_are_freed_without_crash(max_version):
+    # The tensor wraps a NumPy array's memory, so the array lives exactly as long as some capsule
+    # (or tensor) still owns that memory: its weak reference tells when the last one was freed.
+    array = np.ones(1000, dtype=np.float32)
+    array_alive = weakref.ref(array)
+    t = mt.from_numpy(array)
+    del array
+    capsules = [t.__dlpack__(max_version=max_version) for _ in range(100)]
+    del t
+    gc.collect()
+    assert array_alive() is not None, "an unconsumed capsule must keep the memory it points at"
+    del capsules
+    gc.collect()
+    assert array_alive() is None, "dropping the unconsumed capsules did not free what they held"
 
 
 def test_unconsumed_capsules_release_only_their_own_reference():

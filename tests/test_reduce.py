@@ -6,7 +6,7 @@ import pytest
 import minitensor as mt
 from minitensor import _C
 
-from conftest import CUDA_AVAILABLE, make_tensor, to_f64, to_numpy
+from conftest import CUDA_AVAILABLE, make_tensor, round_to, to_f64, to_numpy
 
 DTYPES = [pytest.param(mt.float32, id="float32"), pytest.param(mt.float64, id="float64")]
 CASES = [  # (shape, dims)
@@ -37,6 +37,39 @@ def test_sum_mean_amax(case, keepdim, dtype, device, rng):
         assert out.dtype == dtype
         assert tuple(out.shape) == np.shape(expected), name
         np.testing.assert_allclose(to_f64(out), expected, rtol=rtol(dtype, n), atol=1e-5 * np.sqrt(n), err_msg=name)
+
+
+# 16-bit inputs are widened as the kernels load them and accumulate in float (double on the CPU);
+# the result is rounded once to the dtype: within one unit in the last place of the float64 sum
+# of the same inputs, rounded the same way.
+HALF_DTYPES = [pytest.param(mt.float16, id="float16"), pytest.param(mt.bfloat16, id="bfloat16")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+def test_sum_mean_amax_16bit(case, dtype, device, rng):
+    shape, dims = case
+    t = make_tensor(rng.standard_normal(shape), dtype, device)
+    x = to_f64(t)
+    axis = None if dims is None or x.ndim == 0 else tuple(dims)
+    n = x.size if axis is None else int(np.prod([x.shape[d] for d in axis]))
+    ulp = 2.0**-10 if dtype == mt.float16 else 2.0**-7
+    for name, ref in (("sum", np.sum), ("mean", np.mean), ("amax", np.max)):
+        out = getattr(_C, name)(t, dims, False)
+        assert out.dtype == dtype, name
+        expected = round_to(ref(x, axis=axis), dtype)
+        np.testing.assert_allclose(to_f64(out), expected, rtol=ulp, atol=1e-6 * np.sqrt(n), err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((4, 9), 1), ((4, 9), 0), ((2, 100000), 1)])
+def test_max_argmax_16bit(shape, dim, dtype, device, rng):
+    t = make_tensor(rng.standard_normal(shape), dtype, device)
+    x = to_f64(t)
+    values, indices = _C.max(t, dim, False)
+    assert values.dtype == dtype
+    np.testing.assert_array_equal(to_f64(values), np.max(x, axis=dim))
+    np.testing.assert_array_equal(to_numpy(indices), np.argmax(x, axis=dim))
 
 
 @pytest.mark.parametrize("shape,dim", [((4, 9), 1), ((4, 9), 0), ((2, 3, 5), 1), ((3, 5000), -1), ((1, 100000), 1)])

@@ -1,4 +1,5 @@
-"""Tensor construction, metadata, views, conversions, creation functions, repr; NumPy is the reference."""
+"""Tensor construction, metadata, views, conversions, fill_, repr; NumPy is the reference.
+Creation functions (zeros, arange, randn, ...) are in test_creation.py."""
 
 from __future__ import annotations
 
@@ -317,25 +318,7 @@ def test_to_same_dtype_is_identity_and_to_signatures(rng):
     np.testing.assert_array_equal(v.float().numpy(), v.numpy().astype(np.float32))
 
 
-# ------------------------------------------------------------------------------ fill and creation
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [pytest.param(mt.int64, id="int64"), pytest.param(mt.bool, id="bool")])
-def test_creation_functions(dtype, device):
-    z, o = mt.zeros(3, 4, dtype=dtype, device=device), mt.ones((2, 5), dtype=dtype, device=device)
-    f = mt.full((2, 3), 7.0, dtype=dtype, device=device)
-    assert z.dtype == o.dtype == f.dtype == dtype and z.device == o.device == f.device == mt.device(device)
-    np.testing.assert_array_equal(to_f64(z), np.zeros((3, 4)))
-    np.testing.assert_array_equal(to_f64(o), np.ones((2, 5)))
-    np.testing.assert_array_equal(to_f64(f), np.full((2, 3), 1.0 if dtype == mt.bool else 7.0))
-    e = mt.empty(2, 3, dtype=dtype, device=device)
-    assert e.shape == (2, 3) and e.dtype == dtype and e.is_contiguous()
-
-
-def test_default_dtype_is_float32():
-    for t in (mt.zeros(2), mt.ones(2), mt.full((2,), 1.0), mt.randn(2), mt.rand(2), mt.empty(2)):
-        assert t.dtype == mt.float32
+# ------------------------------------------------------------------------------------------ fill_
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -355,41 +338,6 @@ def test_fill_non_contiguous_view_writes_the_base():
     base = mt.zeros(3, 4)
     base.T[1:3].fill_(1.0)  # columns 1 and 2 of base, a strided view
     np.testing.assert_array_equal(to_f64(base), np.array([[0, 1, 1, 0]] * 3, dtype=np.float64))
-
-
-@pytest.mark.parametrize("fn", ["randn", "rand"])
-def test_random_seeded_reproducibility(fn):
-    make = getattr(mt, fn)
-    mt.manual_seed(1234)
-    a = make(1000).numpy()
-    b = make(1000).numpy()
-    mt.manual_seed(1234)
-    a2 = make(1000).numpy()
-    mt.manual_seed(4321)
-    c = make(1000).numpy()
-    np.testing.assert_array_equal(a, a2)
-    assert not np.array_equal(a, b)
-    assert not np.array_equal(a, c)
-    assert len(np.unique(a)) > 990
-
-
-def test_random_distributions():
-    mt.manual_seed(7)
-    u = mt.rand(100_000, dtype=mt.float64).numpy()
-    assert u.min() >= 0.0 and u.max() < 1.0
-    assert abs(u.mean() - 0.5) < 0.01 and abs(u.std() - np.sqrt(1 / 12)) < 0.01
-    n = mt.randn(100_000, dtype=mt.float64).numpy()
-    assert abs(n.mean()) < 0.02 and abs(n.std() - 1.0) < 0.02
-    assert mt.randn(3, 4, dtype=mt.float16).dtype == mt.float16
-    assert mt.rand(2, 2, dtype=mt.bfloat16).dtype == mt.bfloat16
-
-
-def test_random_same_seed_same_numbers_in_every_dtype():
-    mt.manual_seed(99)
-    a = mt.randn(64, dtype=mt.float64).numpy()
-    mt.manual_seed(99)
-    b = mt.randn(64, dtype=mt.float32).numpy()
-    np.testing.assert_array_equal(b, a.astype(np.float32))
 
 
 # ------------------------------------------------------------------------------------ repr/tolist

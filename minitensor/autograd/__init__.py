@@ -13,9 +13,6 @@ from .engine import backward, grad
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from . import tensor_methods as _tensor_methods
-
-_tensor_methods.install()
 
 __all__ = ["Function", "GradcheckError", "backward", "grad", "enable_grad", "gradcheck", "is_grad_enabled",
            "no_grad", "set_grad_enabled"]

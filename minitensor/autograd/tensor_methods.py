@@ -1,4 +1,6 @@
-"""Attaches autograd state, Python operators and differentiable methods to minitensor.Tensor.
+"""The autograd half of minitensor.Tensor's Python methods: autograd state, differentiable views,
+Python operators, the registered operator methods, in-place ops and advanced indexing. Each
+install_* function adds one group; minitensor/_tensor.py's install() calls them all, in order.
 
 The C++ class is bound with py::dynamic_attr(), so `requires_grad`, `grad` and `grad_fn` are
 class-level defaults that instances override in their own __dict__. View methods are wrapped so
@@ -14,6 +16,7 @@ import numpy as np
 
 from .. import _C
 from .. import _functions as F
+from .._registry import METHODS
 from . import engine
 from .grad_mode import _mode
 from .inplace import apply_inplace, overwrite, records
@@ -22,7 +25,6 @@ from .views import Expand, Identity, Index, Move, Permute, Reshape, Transpose
 
 Tensor = _C.Tensor
 FLOATING_DTYPES = (_C.dtype.float32, _C.dtype.float64, _C.dtype.float16, _C.dtype.bfloat16)
-_installed = False
 
 
 def _differentiable(raw, function, may_view: bool = True):
@@ -57,7 +59,7 @@ def _differentiable_move(raw):
     return method
 
 
-def _install_views(cls) -> None:
+def install_views(cls) -> None:
     raw = {name: getattr(cls, name) for name in (
         "reshape", "view", "squeeze", "unsqueeze", "select", "_slice", "__getitem__", "clone",
         "contiguous", "to", "cpu", "cuda", "float", "double", "half", "bfloat16", "transpose",
@@ -108,7 +110,7 @@ def _install_views(cls) -> None:
                             "counter); assigning swaps in another tensor's memory, shape, dtype and device.")
 
 
-def _install_autograd_state(cls) -> None:
+def install_autograd_state(cls) -> None:
     install_history_properties(cls)  # requires_grad, grad_fn
     cls.grad = None
     cls.is_leaf = property(lambda self: self.grad_fn is None,
@@ -128,16 +130,6 @@ def _install_autograd_state(cls) -> None:
         """Accumulates gradients of this tensor into .grad of the leaves it depends on."""
         engine.backward(self, gradient, retain_graph, create_graph)
 
-    raw_repr = cls.__repr__
-
-    def __repr__(self):
-        text = raw_repr(self)
-        if self.grad_fn is not None:
-            return f"{text[:-1]}, grad_fn=<{self.grad_fn.name()}>)"
-        if self.requires_grad:
-            return f"{text[:-1]}, requires_grad=True)"
-        return text
-
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in .grad on backward (a no-op for leaves)."""
         if not self.requires_grad:
@@ -149,10 +141,9 @@ def _install_autograd_state(cls) -> None:
     cls.retain_grad = retain_grad
     cls.requires_grad_ = requires_grad_
     cls.backward = backward
-    cls.__repr__ = cls.__str__ = __repr__
 
 
-def _scalar_conversions(cls) -> None:
+def install_scalar_conversions(cls) -> None:
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -173,7 +164,7 @@ def _comparison(op):
     return method
 
 
-def _install_operators(cls) -> None:
+def install_operators(cls) -> None:
     cls.__add__ = lambda self, other: F.add(self, other)
     cls.__radd__ = lambda self, other: F.add(other, self)
     cls.__sub__ = lambda self, other: F.sub(self, other)
@@ -195,24 +186,13 @@ def _install_operators(cls) -> None:
     cls.__hash__ = object.__hash__  # defining __eq__ must not make tensors unhashable
 
 
-def _install_math_methods(cls) -> None:
-    from .. import _shape_functions as shapes  # noqa: PLC0415  (imports this package's views)
-
-    for name in ("flatten", "narrow", "split", "chunk"):
-        setattr(cls, name, getattr(shapes, name))
-    from .._indexing import index_select  # noqa: PLC0415
-    cls.index_select = index_select
-    for name in ("min", "amin", "argmin", "minimum", "all", "any", "prod", "var", "std"):
-        setattr(cls, name, getattr(F, name))
-    for name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "maximum", "matmul", "exp", "log", "sqrt", "abs",
-                 "neg", "relu", "sigmoid", "tanh", "sum", "mean", "amax", "max", "argmax", "eq", "ne",
-                 "gt", "ge", "lt", "le"):
-        setattr(cls, name, getattr(F, name))
-    cls.softmax = F.softmax
-    cls.log_softmax = F.log_softmax
+def install_registered_methods(cls) -> None:
+    """Tensor.<name> for every operator registered as a method (minitensor/_registry.py)."""
+    for name, function in METHODS.items():
+        setattr(cls, name, function)
 
 
-def _install_inplace(cls) -> None:
+def install_inplace(cls) -> None:
     """add_, sub_, ..., `+=`, ...: in place, through views; see inplace.py for autograd."""
     raw_copy, raw_fill = cls.copy_, cls.fill_
 
@@ -243,7 +223,7 @@ def _install_inplace(cls) -> None:
     cls.zero_ = lambda self: fill_(self, 0)
 
 
-def _install_advanced_indexing(cls) -> None:
+def install_advanced_indexing(cls) -> None:
     """t[idx], t[mask] (copies, through index_select) beside the basic views; t[key] = v."""
     from .. import _indexing  # imports autograd: only once autograd itself is set up
 
@@ -256,20 +236,3 @@ def _install_advanced_indexing(cls) -> None:
 
     cls.__getitem__ = __getitem__
     cls.__setitem__ = _indexing.setitem
-
-
-def install() -> None:
-    global _installed
-    if _installed:  # wrapping twice would wrap the wrappers
-        return
-    _installed = True
-    cls = Tensor
-    _install_autograd_state(cls)
-    _install_views(cls)
-    _scalar_conversions(cls)
-    _install_operators(cls)
-    _install_math_methods(cls)
-    _install_inplace(cls)
-    _install_advanced_indexing(cls)
-    from .. import _serialization  # noqa: PLC0415
-    _serialization.install(cls)

@@ -1,43 +1,21 @@
-// Launch-shape helpers: a per-device cache of the properties that size grids (SM count, shared
-// memory limit, cluster support), so the dispatcher does not query the driver per call.
+// Launch-shape helpers: the current device's launch sizes (core/cuda_runtime.h's DeviceInfo),
+// cached occupancy queries, and the integer helpers grid sizing needs.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 
 #include "core/cuda_check.h"
+#include "core/cuda_runtime.h"
 
 namespace mt {
 
-struct DeviceInfo {
-  int sm_count = 0;
-  int major = 0;
-  int64_t smem_per_block_optin = 0;  // the most dynamic shared memory one block may ask for
-  bool clusters = false;  // sm_90+, and not disabled by MT_SOFTMAX_NO_CLUSTER (for testing)
-};
-
-inline const DeviceInfo& device_info() {
-  constexpr int kMaxDevices = 64;
-  static DeviceInfo infos[kMaxDevices];
-  static std::once_flag flags[kMaxDevices];
-  int dev = 0;
-  MT_CUDA_CHECK(cudaGetDevice(&dev));
-  std::call_once(flags[dev % kMaxDevices], [dev] {
-    DeviceInfo& d = infos[dev % kMaxDevices];
-    int v = 0;
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    d.smem_per_block_optin = v;
-    const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
-    d.clusters = d.major >= 9 && !(off && off[0] == '1');
-  });
-  return infos[dev % kMaxDevices];
-}
+// The kernels here launch on the device the caller's DeviceGuard made current.
+using cuda::DeviceInfo;
+inline const DeviceInfo& device_info() { return cuda::current_device_info(); }
 
 // Launch-configuration queries cost microseconds of host time each, which shows up in the
 // timeline of small softmaxes; their answers never change for a (kernel, device, config), so
@@ -102,11 +80,12 @@ inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Blocks for a grid-stride loop over n items, `threads` a block: one item a thread, at most 32
-// blocks an SM of this device (enough to fill it several times over; the loop does the rest).
-inline unsigned grid_stride_blocks(int64_t n, int threads) {
-  return static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, threads), 32 * int64_t(device_info().sm_count))));
+// Blocks for a grid-stride loop over n items, `threads` a block: one item a thread, at most
+// `per_sm` blocks an SM of this device (32: enough to fill it several times over; the loop does
+// the rest, so a larger grid would only cost launch and scheduling time).
+inline unsigned grid_stride_blocks(int64_t n, int threads, int per_sm = 32) {
+  const int64_t cap = int64_t(device_info().sm_count) * per_sm;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(ceil_div(n, threads), cap)));
 }
 
 inline int next_pow2(int64_t v) {

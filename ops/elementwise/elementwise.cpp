@@ -81,6 +81,8 @@ Shape common_shape(std::initializer_list<const Operand*> ops) {
   return shape;
 }
 
+// where() moves raw element bits, so its two value operands must already hold the result's dtype
+// (mixed-dtype where is rare; binary and unary ops convert inside their loads instead).
 Operand converted(const Operand& o, DType d) {
   return o.is_tensor() && o.tensor.dtype() != d ? Operand(o.tensor.to(d)) : o;
 }
@@ -94,11 +96,13 @@ ElementwiseArgs make_args(const Tensor& out, std::initializer_list<const Operand
   ElementwiseArgs a;
   a.numel = out.numel();
   a.data[0] = out.data_ptr();
+  a.dtypes[0] = out.dtype();
   int k = 1;
   for (const Operand* o : inputs) {
     if (o->is_tensor()) {
       strides.push_back(broadcast_strides(o->tensor, shape));
       a.data[k] = o->tensor.data_ptr();
+      a.dtypes[k] = o->tensor.dtype();
     } else {
       strides.push_back(Shape(shape.size(), 0));
       a.fscalar[k] = o->f;
@@ -194,10 +198,9 @@ Tensor binary_op(BinaryCode code, const Operand& a, const Operand& b) {
   if (code == BinaryCode::Pow && !is_floating_point(result) && !b.is_tensor() && b.i < 0)
     MT_THROW(RuntimeError, "Integers to negative integer powers are not allowed.");
   const DType compute = compare ? compute_type(promoted) : compute_type(result);
-  const Operand x = converted(a, compute), y = converted(b, compute);
-  Tensor out = Tensor::empty(shape, compare ? DType::Bool : compute, device);
-  run_binary(code, compute, make_args(out, {&x, &y}), device);
-  return out.to(result);
+  Tensor out = Tensor::empty(shape, result, device);
+  run_binary(code, compute, make_args(out, {&a, &b}), device);
+  return out;
 }
 
 Tensor unary_op(UnaryCode code, const Tensor& input) {
@@ -208,8 +211,8 @@ Tensor unary_op(UnaryCode code, const Tensor& input) {
                 "Negation, the `-` operator, on a bool tensor is not supported.");
   const DType result = is_floating_point(d) || keeps_ints ? d : DType::Float32;
   const DType compute = compute_type(result);
-  const Operand x = converted(Operand(input), compute);
-  Tensor out = Tensor::empty(input.shape(), compute, input.device());
+  const Operand x(input);
+  Tensor out = Tensor::empty(input.shape(), result, input.device());
   const ElementwiseArgs args = make_args(out, {&x});
   if (input.device().is_cuda()) {
     cuda::DeviceGuard guard(input.device().index);
@@ -217,7 +220,7 @@ Tensor unary_op(UnaryCode code, const Tensor& input) {
   } else {
     unary_kernel_cpu(code, compute, args);
   }
-  return out.to(result);
+  return out;
 }
 
 Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {

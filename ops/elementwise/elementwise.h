@@ -55,9 +55,4 @@ const Tensor& fill_(const Tensor& self, const Operand& value);    // a scalar or
 const Tensor& assign_result_(const Tensor& self, const Tensor& result);
 bool can_cast(DType from, DType to);  // torch.can_cast: never down a category (float > int > bool)
 
-inline Tensor add(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Add, a, b); }
-inline Tensor sub(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Sub, a, b); }
-inline Tensor mul(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Mul, a, b); }
-inline Tensor div(const Operand& a, const Operand& b) { return binary_op(BinaryCode::Div, a, b); }
-
 }  // namespace mt

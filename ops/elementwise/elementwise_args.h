@@ -1,13 +1,17 @@
 // What an elementwise kernel sees: one flat index space over the broadcast output shape, and for
-// each operand (0 = output, then up to three inputs) its own strides, 0 along broadcast dims. A
-// Python scalar operand has no data pointer; its value travels in the args instead of a 1-element
-// tensor copied to the device. Dims that all operands step over contiguously are merged, so the
+// each operand (0 = output, then up to three inputs) its own strides, 0 along broadcast dims, and
+// the dtype it is stored in: kernels compute in one type (float32, float64 or int64) and convert
+// each element as they load and store it, so a float16 or mixed-dtype op is still one pass over
+// memory. A Python scalar operand has no data pointer; its value travels in the args instead of a
+// 1-element tensor copied to the device. Dims that all operands step over contiguously are merged, so the
 // common dense case is 1-D and the index arithmetic disappears.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "core/convert.h"
+#include "core/dtype.h"
 #include "core/strided_layout.h"
 
 #ifdef __CUDACC__
@@ -28,6 +32,7 @@ struct ElementwiseArgs {
   int64_t sizes[kMaxStridedDims];
   int64_t strides[kMaxOperands][kMaxStridedDims];  // in elements; unused operands are all 0
   void* data[kMaxOperands] = {nullptr, nullptr, nullptr, nullptr};  // nullptr: scalar input
+  DType dtypes[kMaxOperands] = {DType::Float32, DType::Float32, DType::Float32, DType::Float32};
   double fscalar[kMaxOperands] = {0, 0, 0, 0};   // a scalar read as a floating type
   int64_t iscalar[kMaxOperands] = {0, 0, 0, 0};  // ... as an integer / bool, or raw bits (select)
 };
@@ -49,19 +54,52 @@ MT_UNROLL
   }
 }
 
+// Operand k's element at `off` as T, converted from the dtype it is stored in. The switch is
+// the same for every element of a launch, so it costs a predictable branch, not a pass.
 template <typename T>
 MT_HD T elementwise_load(const ElementwiseArgs& a, int k, int64_t off) {
-  if (a.data[k] == nullptr) {
+  const void* p = a.data[k];
+  if (p == nullptr) {
     if constexpr (std::is_floating_point_v<T>) return static_cast<T>(a.fscalar[k]);
     else if constexpr (std::is_same_v<T, bool>) return a.iscalar[k] != 0;
     else return static_cast<T>(a.iscalar[k]);
   }
-  return static_cast<const T*>(a.data[k])[off];
+  switch (a.dtypes[k]) {
+    case DType::Float32: return convert_element<T>(static_cast<const float*>(p)[off]);
+    case DType::Float64: return convert_element<T>(static_cast<const double*>(p)[off]);
+    case DType::Float16: return convert_element<T>(static_cast<const Half*>(p)[off]);
+    case DType::BFloat16: return convert_element<T>(static_cast<const BFloat16*>(p)[off]);
+    case DType::Int64: return convert_element<T>(static_cast<const int64_t*>(p)[off]);
+    case DType::Bool: return convert_element<T>(static_cast<const bool*>(p)[off]);
+  }
+  return T(0);
 }
 
+// v written into the output, converted to the output's dtype.
 template <typename T>
 MT_HD void elementwise_store(const ElementwiseArgs& a, int64_t off, T v) {
-  static_cast<T*>(a.data[0])[off] = v;
+  void* p = a.data[0];
+  switch (a.dtypes[0]) {
+    case DType::Float32: static_cast<float*>(p)[off] = convert_element<float>(v); return;
+    case DType::Float64: static_cast<double*>(p)[off] = convert_element<double>(v); return;
+    case DType::Float16: static_cast<Half*>(p)[off] = convert_element<Half>(v); return;
+    case DType::BFloat16: static_cast<BFloat16*>(p)[off] = convert_element<BFloat16>(v); return;
+    case DType::Int64: static_cast<int64_t*>(p)[off] = convert_element<int64_t>(v); return;
+    case DType::Bool: static_cast<bool*>(p)[off] = convert_element<bool>(v); return;
+  }
+}
+
+// Raw element bits (U: an unsigned integer of the element's size), for kernels that move
+// elements without looking at them; a scalar operand's bits travel in iscalar.
+template <typename U>
+MT_HD U elementwise_load_bits(const ElementwiseArgs& a, int k, int64_t off) {
+  if (a.data[k] == nullptr) return static_cast<U>(a.iscalar[k]);
+  return static_cast<const U*>(a.data[k])[off];
+}
+
+template <typename U>
+MT_HD void elementwise_store_bits(const ElementwiseArgs& a, int64_t off, U v) {
+  static_cast<U*>(a.data[0])[off] = v;
 }
 
 }  // namespace mt

@@ -1,8 +1,6 @@
 // One grid-stride CUDA kernel for every elementwise functor (8 instantiations in all).
-#include <algorithm>
-
 #include "core/cuda_check.h"
-#include "ops/common/launch.cuh"  // grid_stride_blocks
+#include "ops/common/launch.cuh"
 #include "ops/elementwise/elementwise_kernels.h"
 
 namespace mt {
@@ -23,7 +21,7 @@ template <typename F>
 void launch(const F& f, const ElementwiseArgs& a) {
   if (a.numel == 0) return;
   constexpr int kThreads = 256;
-  elementwise_kernel<<<grid_stride_blocks(a.numel, kThreads), kThreads, 0, nullptr>>>(f, a);
+  elementwise_kernel<<<grid_stride_blocks(a.numel, kThreads), kThreads>>>(f, a);
   MT_CUDA_CHECK_LAUNCH();
 }
 

@@ -123,7 +123,7 @@ template <typename U>
 struct SelectFn {
   MT_HD void operator()(const ElementwiseArgs& a, const int64_t* off) const {
     const bool c = elementwise_load<bool>(a, 1, off[1]);
-    elementwise_store<U>(a, off[0], c ? elementwise_load<U>(a, 2, off[2]) : elementwise_load<U>(a, 3, off[3]));
+    elementwise_store_bits<U>(a, off[0], c ? elementwise_load_bits<U>(a, 2, off[2]) : elementwise_load_bits<U>(a, 3, off[3]));
   }
 };
 

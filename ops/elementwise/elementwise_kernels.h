@@ -1,5 +1,6 @@
 // Device-level entry points behind ops/elementwise/elementwise.cpp: `args` is fully built (output
-// allocated, inputs converted to the compute dtype, dims merged); these only loop.
+// allocated, each operand's dtype recorded for the loads and stores that convert to and from the
+// compute dtype, dims merged); these only loop.
 #pragma once
 
 #include "core/dtype.h"

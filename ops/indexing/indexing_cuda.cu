@@ -1,10 +1,8 @@
 // CUDA gather / scatter along one dim: one thread per element of the selected block, grid-stride.
 // Raw element copies (one instantiation per element size) for select and plain puts (repeated
 // indices: one of the writes wins, as in torch); atomicAdd for accumulating puts.
-#include <algorithm>
-
 #include "core/cuda_check.h"
-#include "ops/common/launch.cuh"  // grid_stride_blocks
+#include "ops/common/launch.cuh"
 #include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/indexing/indexing.h"
 

@@ -27,14 +27,15 @@ std::vector<bool> reduced_mask(const Tensor& x, const DimList& dims) {
 
 // x seen as contiguous (outer, axis, inner) with the reduced dims in the middle. When the reduced
 // dims (ignoring size-1 dims) are adjacent in a contiguous x this is free; otherwise one copy
-// moves them last (inner = 1).
+// moves them last (inner = 1). The kernels read every floating dtype as it is (16-bit ones are
+// widened in their loads); only bool is converted first, to the int64 it is counted in.
 struct Plan {
   Tensor input;
   ReduceShape shape{1, 1, 1};
   Shape out_shape;
 };
 
-Plan plan(const Tensor& x, const std::vector<bool>& mask, bool keepdim, DType compute) {
+Plan plan(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
   Plan p;
   const Shape& s = x.shape();
   for (std::size_t d = 0; d < s.size(); ++d) {
@@ -54,7 +55,7 @@ Plan plan(const Tensor& x, const std::vector<bool>& mask, bool keepdim, DType co
       last = static_cast<int>(d);
     }
   }
-  Tensor in = x.to(compute);
+  Tensor in = is_floating_point(x.dtype()) ? x : x.to(DType::Int64);
   if (adjacent && in.is_contiguous()) {
     for (std::size_t d = 0; d < s.size(); ++d) {
       if (first >= 0 && static_cast<int>(d) >= first && static_cast<int>(d) <= last) p.shape.axis *= s[d];
@@ -73,25 +74,22 @@ Plan plan(const Tensor& x, const std::vector<bool>& mask, bool keepdim, DType co
   return p;
 }
 
-// Runs a reduction into fresh outputs of p.out_shape; `values`/`indices` say which are wanted.
-void run(ReduceKind kind, DType compute, const Plan& p, Tensor* values, Tensor* indices, double scale) {
+// Runs a reduction into fresh outputs of p.out_shape, values of the input's dtype; `values` and
+// `indices` say which are wanted.
+void run(ReduceKind kind, const Plan& p, Tensor* values, Tensor* indices, double scale) {
   const Device device = p.input.device();
-  if (values) *values = Tensor::empty(p.out_shape, compute, device);
+  const DType dtype = p.input.dtype();
+  if (values) *values = Tensor::empty(p.out_shape, dtype, device);
   if (indices) *indices = Tensor::empty(p.out_shape, DType::Int64, device);
   if (p.shape.outer * p.shape.inner == 0) return;
   void* v = values ? values->data_ptr() : nullptr;
   int64_t* i = indices ? indices->data<int64_t>() : nullptr;
   if (device.is_cuda()) {
     cuda::DeviceGuard guard(device.index);
-    reduce_cuda(kind, compute, p.input.data_ptr(), v, i, p.shape, scale);
+    reduce_cuda(kind, dtype, p.input.data_ptr(), v, i, p.shape, scale);
   } else {
-    reduce_cpu(kind, compute, p.input.data_ptr(), v, i, p.shape, scale);
+    reduce_cpu(kind, dtype, p.input.data_ptr(), v, i, p.shape, scale);
   }
-}
-
-DType sum_compute(DType d) {
-  if (d == DType::Bool || d == DType::Int64) return DType::Int64;
-  return d == DType::Float64 ? DType::Float64 : DType::Float32;
 }
 
 void check_nonempty(const char* op, const Plan& p, const std::vector<bool>& mask, const Tensor& x) {
@@ -104,24 +102,22 @@ void check_nonempty(const char* op, const Plan& p, const std::vector<bool>& mask
 
 Tensor max_values(const char* op, const Tensor& x, const std::vector<bool>& mask, bool keepdim,
                   Tensor* indices) {
-  const DType compute = x.dtype() == DType::Bool ? DType::Int64 : sum_compute(x.dtype());
-  const Plan p = plan(x, mask, keepdim, is_floating_point(x.dtype()) ? compute : DType::Int64);
+  const Plan p = plan(x, mask, keepdim);
   check_nonempty(op, p, mask, x);
   Tensor values;
-  run(ReduceKind::Max, p.input.dtype(), p, &values, indices, 1.0);
-  return values.to(x.dtype());
+  run(ReduceKind::Max, p, &values, indices, 1.0);
+  return values.to(x.dtype());  // bool was counted in int64
 }
 
 }  // namespace
 
 Tensor sum(const Tensor& x, const DimList& dims, bool keepdim) {
   const std::vector<bool> mask = reduced_mask(x, dims);
-  const DType compute = sum_compute(x.dtype());
-  const Plan p = plan(x, mask, keepdim, compute);
+  const Plan p = plan(x, mask, keepdim);  // bool and int64 sum to int64, as in torch
+  if (p.shape.axis == 0) return full(p.out_shape, 0.0, p.input.dtype(), x.device());
   Tensor out;
-  if (p.shape.axis == 0) return full(p.out_shape, 0.0, is_floating_point(x.dtype()) ? x.dtype() : compute, x.device());
-  run(ReduceKind::Sum, compute, p, &out, nullptr, 1.0);
-  return is_floating_point(x.dtype()) ? out.to(x.dtype()) : out;
+  run(ReduceKind::Sum, p, &out, nullptr, 1.0);
+  return out;
 }
 
 Tensor mean(const Tensor& x, const DimList& dims, bool keepdim) {
@@ -129,12 +125,12 @@ Tensor mean(const Tensor& x, const DimList& dims, bool keepdim) {
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                 "complex dtype. Got: ", dtype_name(x.dtype()));
   const std::vector<bool> mask = reduced_mask(x, dims);
-  const Plan p = plan(x, mask, keepdim, sum_compute(x.dtype()));
+  const Plan p = plan(x, mask, keepdim);
   if (p.shape.axis == 0)
     return full(p.out_shape, std::numeric_limits<double>::quiet_NaN(), x.dtype(), x.device());
   Tensor out;
-  run(ReduceKind::Sum, p.input.dtype(), p, &out, nullptr, 1.0 / static_cast<double>(p.shape.axis));
-  return out.to(x.dtype());
+  run(ReduceKind::Sum, p, &out, nullptr, 1.0 / static_cast<double>(p.shape.axis));
+  return out;
 }
 
 Tensor amax(const Tensor& x, const DimList& dims, bool keepdim) {

@@ -1,4 +1,5 @@
-// CPU reductions. float32 accumulates in double (a long float sum otherwise loses digits); rows
+// CPU reductions. float32 and the 16-bit floats accumulate in double (a long float sum otherwise
+// loses digits; 16-bit elements are widened as they are read); rows
 // (inner == 1) run one per task, or split into chunks when a few long rows would leave threads
 // idle; columns (inner > 1) run a tile of 256 lanes at a time so the inner loop is contiguous.
 #include <algorithm>
@@ -6,7 +7,6 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "ops/elementwise/elementwise_kernels.h"  // MT_DISPATCH_COMPUTE_TYPES
 #include "ops/reduce/reduce_kernels.h"
 
 namespace mt {
@@ -14,7 +14,15 @@ namespace mt {
 namespace {
 
 template <typename T>
-using cpu_acc_t = std::conditional_t<std::is_same_v<T, float>, double, T>;
+using cpu_acc_t = std::conditional_t<std::is_same_v<acc_t<T>, float>, double, T>;
+
+// The result rounded to the element type; 16-bit types through float, as a float32 result
+// converted afterwards would be (so the answer does not depend on where the conversion happens).
+template <typename T, typename A>
+T round_to(A v) {
+  if constexpr (std::is_same_v<acc_t<T>, float>) return static_cast<T>(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
 
 template <typename T, typename A = cpu_acc_t<T>>
 ReduceState<A> reduce_span(ReduceKind kind, const T* row, int64_t begin, int64_t end) {
@@ -33,7 +41,7 @@ void reduce_cpu_typed(ReduceKind kind, const T* in, T* values, int64_t* indices,
                       double scale) {
   using A = cpu_acc_t<T>;
   auto finish = [&](int64_t o, ReduceState<A> st) {
-    if (values) values[o] = scale == 1.0 ? static_cast<T>(st.value) : static_cast<T>(st.value * scale);
+    if (values) values[o] = scale == 1.0 ? round_to<T>(st.value) : round_to<T>(st.value * scale);
     if (indices) indices[o] = st.index;
   };
   const int64_t threads = num_threads();
@@ -88,9 +96,9 @@ void reduce_cpu_typed(ReduceKind kind, const T* in, T* values, int64_t* indices,
 
 }  // namespace
 
-void reduce_cpu(ReduceKind kind, DType compute, const void* in, void* values, int64_t* indices,
+void reduce_cpu(ReduceKind kind, DType dtype, const void* in, void* values, int64_t* indices,
                 ReduceShape shape, double scale) {
-  MT_DISPATCH_COMPUTE_TYPES(compute, kind == ReduceKind::Sum ? "sum" : "max", [&] {
+  MT_DISPATCH_REDUCE_TYPES(dtype, kind == ReduceKind::Sum ? "sum" : "max", [&] {
     reduce_cpu_typed<scalar_t>(kind, static_cast<const scalar_t*>(in), static_cast<scalar_t*>(values),
                                indices, shape, scale);
   });

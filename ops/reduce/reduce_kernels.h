@@ -47,11 +47,26 @@ MT_HD ReduceState<A> reduce_combine(ReduceKind kind, ReduceState<A> a, ReduceSta
   return take_b ? b : a;
 }
 
+// `in` and `values` hold `dtype` (float32, float64, int64, float16 or bfloat16): 16-bit inputs
+// are widened as they are loaded and the result rounded as it is stored, one pass over memory.
 // `values` and `indices` may each be null (amax needs no indices, argmax no values). `scale`
-// multiplies sums (mean); 1 otherwise. compute: Float32, Float64 or Int64.
-void reduce_cpu(ReduceKind kind, DType compute, const void* in, void* values, int64_t* indices,
+// multiplies sums (mean); 1 otherwise.
+void reduce_cpu(ReduceKind kind, DType dtype, const void* in, void* values, int64_t* indices,
                 ReduceShape shape, double scale);
-void reduce_cuda(ReduceKind kind, DType compute, const void* in, void* values, int64_t* indices,
+void reduce_cuda(ReduceKind kind, DType dtype, const void* in, void* values, int64_t* indices,
                  ReduceShape shape, double scale);
+
+#define MT_DISPATCH_REDUCE_TYPES(DTYPE, OP_NAME, ...)                                          \
+  [&] {                                                                                        \
+    switch (DTYPE) {                                                                           \
+      MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)                               \
+      MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)                              \
+      MT_DISPATCH_CASE(::mt::DType::Float16, ::mt::Half, __VA_ARGS__)                          \
+      MT_DISPATCH_CASE(::mt::DType::BFloat16, ::mt::BFloat16, __VA_ARGS__)                     \
+      MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__)                               \
+      default:                                                                                 \
+        MT_THROW_TYPE("\"", OP_NAME, "\" not implemented for '", ::mt::dtype_name(DTYPE), "'"); \
+    }                                                                                          \
+  }()
 
 }  // namespace mt

@@ -18,8 +18,10 @@ const char* op_name(bool log) { return log ? "log_softmax" : "softmax"; }
 void run_forward(const Tensor& x, const Tensor& y, int64_t dim, bool log) {
   const SoftmaxShape shape = softmax_shape(x.shape(), dim);
   if (x.device().is_cuda()) {
-#ifdef MINITENSOR_WITH_CUDA
+    // Outside the #ifdef: in a build without CUDA it throws CudaError saying so, rather than
+    // returning an output that was never computed.
     cuda::DeviceGuard guard(x.device().index);
+#ifdef MINITENSOR_WITH_CUDA
     MT_DISPATCH_FLOATING_TYPES(x.dtype(), op_name(log), [&] {
       softmax_forward_cuda(x.data_ptr(), y.data_ptr(), x.dtype(), shape, log, nullptr);
     });
@@ -34,8 +36,10 @@ void run_forward(const Tensor& x, const Tensor& y, int64_t dim, bool log) {
 void run_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, int64_t dim, bool log) {
   const SoftmaxShape shape = softmax_shape(y.shape(), dim);
   if (y.device().is_cuda()) {
-#ifdef MINITENSOR_WITH_CUDA
+    // Outside the #ifdef: in a build without CUDA it throws CudaError saying so, rather than
+    // returning an output that was never computed.
     cuda::DeviceGuard guard(y.device().index);
+#ifdef MINITENSOR_WITH_CUDA
     MT_DISPATCH_FLOATING_TYPES(y.dtype(), op_name(log), [&] {
       softmax_backward_cuda(y.data_ptr(), dy.data_ptr(), dx.data_ptr(), y.dtype(), shape, log, nullptr);
     });

@@ -6,6 +6,7 @@
 // the block idles. The memory traffic is
 // block's (three passes over global memory), so this step only pays where the reductions'
 // latency shows: short rows, where a row is a few loads per thread and the reduction dominates.
+#include "ops/softmax/ladder/block_shfl.cuh"
 #include "ops/softmax/ladder/ladder_common.cuh"
 #include "ops/softmax/ladder/ladder_cuda.h"
 
@@ -15,21 +16,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
-// Warp shuffles, then shared memory only between warps; every thread gets the result.
-template <typename T, typename Op>
-__device__ T block_reduce_shfl(T v, T* warp_buf, Op op, T identity) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  if (lane == 0) warp_buf[warp] = v;
-  __syncthreads();
-  v = lane < kWarps ? warp_buf[lane] : identity;  // every warp reduces the 8 partials: no 2nd barrier
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  v = __shfl_sync(kFullMask, v, 0);
-  __syncthreads();  // warp_buf is free again before the next reduction writes it
-  return v;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) softmax_block_shfl_kernel(const T* __restrict__ x,
@@ -42,7 +29,7 @@ __global__ void __launch_bounds__(kThreads) softmax_block_shfl_kernel(const T* _
 
     T m = neg_inf<T>();
     for (int64_t a = threadIdx.x; a < rows.axis; a += kThreads) m = max_of(m, xr[a * stride]);
-    m = block_reduce_shfl(m, warp_buf, [](T p, T q) { return max_of(p, q); }, neg_inf<T>());
+    m = block_max<kThreads>(m, warp_buf);
 
     T s = 0;
     for (int64_t a = threadIdx.x; a < rows.axis; a += kThreads) {
@@ -50,7 +37,7 @@ __global__ void __launch_bounds__(kThreads) softmax_block_shfl_kernel(const T* _
       if (!log) yr[a * stride] = e;
       s += e;
     }
-    s = block_reduce_shfl(s, warp_buf, [](T p, T q) { return p + q; }, T(0));
+    s = block_sum<kThreads>(s, warp_buf);
 
     if (log) {
       const Epilogue<T> out(m, s, true);

@@ -8,6 +8,8 @@
 // to be opted into per kernel (cudaFuncSetAttribute), up to the device's opt-in maximum (227 KB
 // on H100/H200: 58K floats or 29K doubles); longer rows raise ValueError. Big rows also mean
 // fewer resident blocks per SM, so less memory parallelism to hide latency.
+#include "core/cuda_runtime.h"
+#include "ops/softmax/ladder/block_shfl.cuh"
 #include "ops/softmax/ladder/ladder_common.cuh"
 #include "ops/softmax/ladder/ladder_cuda.h"
 
@@ -17,20 +19,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
-template <typename T, typename Op>
-__device__ T block_reduce_shfl(T v, T* warp_buf, Op op, T identity) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  if (lane == 0) warp_buf[warp] = v;
-  __syncthreads();
-  v = lane < kWarps ? warp_buf[lane] : identity;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  v = __shfl_sync(kFullMask, v, 0);
-  __syncthreads();
-  return v;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) softmax_block_smem_kernel(const T* __restrict__ x,
@@ -52,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) softmax_block_smem_kernel(const T* _
       row[a] = v;
       m = max_of(m, v);
     }
-    m = block_reduce_shfl(m, warp_buf, [](T p, T q) { return max_of(p, q); }, neg_inf<T>());
+    m = block_max<kThreads>(m, warp_buf);
 
     T s = 0;
     for (int64_t a = threadIdx.x; a < rows.axis; a += kThreads) {
@@ -60,7 +49,7 @@ __global__ void __launch_bounds__(kThreads) softmax_block_smem_kernel(const T* _
       if (!log) row[a] = e;  // keep exp for pass 3 (log_softmax needs x itself)
       s += e;
     }
-    s = block_reduce_shfl(s, warp_buf, [](T p, T q) { return p + q; }, T(0));
+    s = block_sum<kThreads>(s, warp_buf);
 
     if (log) {
       const T log_s = ln(s);
@@ -78,9 +67,7 @@ void softmax_block_smem_cuda(const void* x, void* y, DType dtype, SoftmaxShape s
   dispatch_float_double(dtype, "block_smem", [&](auto tag) {
     using T = decltype(tag);
     const auto kernel = softmax_block_smem_kernel<T>;
-    int device = 0, optin = 0;
-    MT_CUDA_CHECK(cudaGetDevice(&device));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const int64_t optin = cuda::current_device_info().smem_per_block_optin;
     cudaFuncAttributes attr{};
     MT_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
     const int64_t max_bytes = optin - static_cast<int64_t>(attr.sharedSizeBytes);

@@ -15,6 +15,7 @@
 // of blocks with distributed shared memory keeps the row on chip.) Any outer works: grid.y
 // loops over rows, and inner > 1 reads at stride inner like the other block kernels.
 #include "core/cuda_runtime.h"
+#include "ops/softmax/ladder/block_shfl.cuh"
 #include "ops/softmax/ladder/ladder_common.cuh"
 #include "ops/softmax/ladder/ladder_cuda.h"
 
@@ -24,25 +25,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int64_t kMinChunk = 8 * kThreads;  // below ~8 elements per thread the extra launches dominate
 constexpr int64_t kMaxGridY = 65535;         // the hardware limit of grid.y
 
-template <typename T, typename Op>
-__device__ T block_reduce_shfl(T v, T* warp_buf, Op op, T identity) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  if (lane == 0) warp_buf[warp] = v;
-  __syncthreads();
-  v = lane < kWarps ? warp_buf[lane] : identity;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  v = __shfl_sync(kFullMask, v, 0);
-  __syncthreads();
-  return v;
-}
-
-template <typename T> __device__ T max_op(T p, T q) { return max_of(p, q); }
-template <typename T> __device__ T sum_op(T p, T q) { return p + q; }
 
 // How a row is cut: chunk `c` covers [c * chunk, min((c + 1) * chunk, axis)).
 struct Split {
@@ -63,12 +48,12 @@ __global__ void __launch_bounds__(kThreads) chunk_reduce_kernel(const T* __restr
     if (row_max == nullptr) {
       v = neg_inf<T>();
       for (int64_t a = begin + threadIdx.x; a < end; a += kThreads) v = max_of(v, xr[a * rows.inner]);
-      v = block_reduce_shfl(v, warp_buf, max_op<T>, neg_inf<T>());
+      v = block_max<kThreads>(v, warp_buf);
     } else {
       const T m = row_max[r];
       v = 0;
       for (int64_t a = begin + threadIdx.x; a < end; a += kThreads) v += ex(xr[a * rows.inner] - m);
-      v = block_reduce_shfl(v, warp_buf, sum_op<T>, T(0));
+      v = block_sum<kThreads>(v, warp_buf);
     }
     if (threadIdx.x == 0) partial[r * split.chunks + blockIdx.x] = v;
   }
@@ -85,11 +70,11 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const T* __restrict__
     if (is_max) {
       v = neg_inf<T>();
       for (int64_t c = threadIdx.x; c < chunks; c += kThreads) v = max_of(v, pr[c]);
-      v = block_reduce_shfl(v, warp_buf, max_op<T>, neg_inf<T>());
+      v = block_max<kThreads>(v, warp_buf);
     } else {
       v = 0;
       for (int64_t c = threadIdx.x; c < chunks; c += kThreads) v += pr[c];
-      v = block_reduce_shfl(v, warp_buf, sum_op<T>, T(0));
+      v = block_sum<kThreads>(v, warp_buf);
     }
     if (threadIdx.x == 0) out[r] = v;
   }
@@ -110,17 +95,6 @@ __global__ void __launch_bounds__(kThreads) normalise_kernel(const T* __restrict
   }
 }
 
-// Scratch for the partials, freed stream-ordered (after the kernels that use it) even when a
-// launch throws.
-struct Workspace {
-  void* ptr;
-  int device;
-  Workspace(std::size_t bytes, int dev) : ptr(cuda::allocate(bytes, dev)), device(dev) {}
-  ~Workspace() { cuda::release(ptr, device); }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-};
-
 }  // namespace
 
 void softmax_multiblock_cuda(const void* x_, void* y_, DType dtype, SoftmaxShape shape, bool log) {
@@ -130,18 +104,17 @@ void softmax_multiblock_cuda(const void* x_, void* y_, DType dtype, SoftmaxShape
     T* y = static_cast<T*>(y_);
     const Rows rows = rows_of(shape);
 
-    int device = 0, sms = 0;
-    MT_CUDA_CHECK(cudaGetDevice(&device));
-    MT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     // Enough blocks for ~4 per SM in total, but never chunks so small the launches dominate.
-    const int64_t target_blocks = 4 * int64_t{sms};
+    const int64_t target_blocks = 4 * int64_t{cuda::current_device_info().sm_count};
     const int64_t chunks_per_row = std::max<int64_t>(1, (target_blocks + rows.count - 1) / rows.count);
     Split split;
     split.chunk = std::max(kMinChunk, (rows.axis + chunks_per_row - 1) / chunks_per_row);
     split.chunks = (rows.axis + split.chunk - 1) / split.chunk;
 
-    Workspace ws(sizeof(T) * static_cast<std::size_t>(rows.count * (split.chunks + 2)), device);
-    T* partial = static_cast<T*>(ws.ptr);
+    // The partials, from the library's pool; freed stream-ordered (after the kernels that use
+    // them) when it goes out of scope, even when a launch throws.
+    cuda::ScratchBuffer scratch(sizeof(T) * static_cast<std::size_t>(rows.count * (split.chunks + 2)));
+    T* partial = scratch.as<T>();
     T* row_max = partial + rows.count * split.chunks;
     T* row_sum = row_max + rows.count;
 

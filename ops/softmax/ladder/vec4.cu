@@ -9,6 +9,7 @@
 // Rows must be contiguous (inner == 1): the pack is 4 neighbours along the reduced axis.
 #include <cstdint>
 
+#include "ops/softmax/ladder/block_shfl.cuh"
 #include "ops/softmax/ladder/ladder_common.cuh"
 #include "ops/softmax/ladder/ladder_cuda.h"
 
@@ -18,7 +19,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The 16-byte vector type of T, and how to read its lanes.
 template <typename T> struct Pack;
@@ -35,18 +35,6 @@ template <> struct Pack<double> {
   __device__ static double2 make(const double* v) { return {v[0], v[1]}; }
 };
 
-template <typename T, typename Op>
-__device__ T block_reduce_shfl(T v, T* warp_buf, Op op, T identity) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  if (lane == 0) warp_buf[warp] = v;
-  __syncthreads();
-  v = lane < kWarps ? warp_buf[lane] : identity;
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(kFullMask, v, offset));
-  v = __shfl_sync(kFullMask, v, 0);
-  __syncthreads();
-  return v;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) softmax_vec4_kernel(const T* __restrict__ x, T* __restrict__ y,
@@ -69,7 +57,7 @@ __global__ void __launch_bounds__(kThreads) softmax_vec4_kernel(const T* __restr
       for (int k = 0; k < kPack; ++k) m = max_of(m, P::get(v, k));
     }
     for (int64_t a = packs * kPack + threadIdx.x; a < n; a += kThreads) m = max_of(m, xr[a]);
-    m = block_reduce_shfl(m, warp_buf, [](T p, T q) { return max_of(p, q); }, neg_inf<T>());
+    m = block_max<kThreads>(m, warp_buf);
 
     T s = 0;
     for (int64_t p = threadIdx.x; p < packs; p += kThreads) {
@@ -87,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) softmax_vec4_kernel(const T* __restr
       if (!log) yr[a] = e;
       s += e;
     }
-    s = block_reduce_shfl(s, warp_buf, [](T p, T q) { return p + q; }, T(0));
+    s = block_sum<kThreads>(s, warp_buf);
 
     // softmax rescales the exps it wrote (y); log_softmax recomputes from x.
     const Epilogue<T> out(m, s, log);
