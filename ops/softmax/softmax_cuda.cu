@@ -124,7 +124,8 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
     return int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
                                    std::min(kMinLanes, next_pow2(npk)), 32));
   };
-  int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4);
+  const int default_min_packs = Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4;
+  int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : default_min_packs);
   // A forward whose threads would not fill the GPU twice over (2048 an SM) spreads its rows over
   // twice the lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288,
   // 128] float16, four packs a lane stay faster).
@@ -133,7 +134,8 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   static const int block_threads =
-      std::clamp(env_int("MT_SOFTMAX_LANE_THREADS", kLanesTierThreads) / 32 * 32, 32, kLanesTierThreads);
+      std::clamp(env_int("MT_SOFTMAX_LANE_THREADS", kLanesTierThreads) / 32 * 32, 32,
+                 kLanesTierThreads);
   const int64_t grid = ceil_div(rows, block_threads / lanes);
   auto run = [&](auto packs_c) {
     constexpr int P = decltype(packs_c)::value;
@@ -225,27 +227,6 @@ bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec
                           static_cast<T*>(p.out), rows, cols, chunk, vec);
 }
 
-// Stream-ordered workspace from a pool of our own that keeps its memory between calls (the
-// default pool returns it at every synchronize, and re-allocating costs tens of microseconds).
-cudaMemPool_t workspace_pool() {
-  constexpr int kMaxDevices = 64;
-  static cudaMemPool_t pools[kMaxDevices];
-  static std::once_flag flags[kMaxDevices];
-  int dev = 0;
-  MT_CUDA_CHECK(cudaGetDevice(&dev));
-  std::call_once(flags[dev % kMaxDevices], [dev] {
-    cudaMemPoolProps props = {};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = dev;
-    MT_CUDA_CHECK(cudaMemPoolCreate(&pools[dev % kMaxDevices], &props));
-    uint64_t keep = 64ull << 20;
-    MT_CUDA_CHECK(cudaMemPoolSetAttribute(pools[dev % kMaxDevices],
-                                          cudaMemPoolAttrReleaseThreshold, &keep));
-  });
-  return pools[dev % kMaxDevices];
-}
-
 template <typename T, bool Log, bool Bwd>
 void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
   using A = acc_t<T>;
@@ -260,10 +241,10 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   const int64_t blocks = rows * chunks;
   MT_ASSERT(blocks < (int64_t(1) << 31), "split-row softmax grid too large");
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  MaxSum<A>* partials = nullptr;
-  MT_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partials),
-                                        size_t(blocks) * sizeof(MaxSum<A>), workspace_pool(),
-                                        stream));
+  // The chunks' (max, sum) pass from the first kernel to the second through scratch memory from
+  // the tensors' pool, freed stream-ordered after both (softmax runs on the pool's stream).
+  cuda::ScratchBuffer scratch(size_t(blocks) * sizeof(MaxSum<A>));
+  MaxSum<A>* partials = scratch.as<MaxSum<A>>();
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   softmax_split_stats_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
@@ -272,7 +253,6 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   softmax_split_apply_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
       a, b, static_cast<T*>(p.out), cols, chunk, chunks, vec, partials);
   MT_CUDA_CHECK_LAUNCH();
-  MT_CUDA_CHECK(cudaFreeAsync(partials, stream));
 }
 
 // Tier 3a's block size for rows of `cols` over clusters of `cs`, PACKS packs a thread.
@@ -337,7 +317,8 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
     return false;
   const bool persistent = rows >= 2 * dev.sm_count;
-  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec, stream);
+  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec,
+                                                     stream);
 }
 
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads
@@ -385,8 +366,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   if (rows < 2 * dev.sm_count) {
     static const int64_t max_cs = std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", 16), 1, 16);
     const auto few_rows_cs = [&](int64_t cs) {
-      return dev.clusters ? std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), max_cs}))
-                          : cs;
+      if (!dev.clusters) return cs;
+      return std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), max_cs}));
     };
     // Narrow packs (more threads, more loads in flight) while all the row's blocks fit on the
     // GPU at once, else the wide packs' smaller blocks, so that every row runs in one round
@@ -394,7 +375,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     // blocks, one an SM: two rounds), wide 13.7; [64, 152064] 55.5 -> 24.3).
     int64_t cs = few_rows_cs(narrow_cs);
     const bool wide = forced_packs == 2 ||
-                      (forced_packs == 0 && cs > 1 && !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
+                      (forced_packs == 0 && cs > 1 &&
+                       !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
     if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(max_threads) * kWide));
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream))

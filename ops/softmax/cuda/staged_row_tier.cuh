@@ -10,8 +10,8 @@
 // them into its own slots of a shared-memory ring (cp.async: no register holds data in flight).
 // The forward of float32 (and of 16-bit types past 16 values a thread) then reads the row from
 // the ring on each pass (max, sum of exp, output) instead of holding it in registers, so a
-// thread can own 32-64 values without spilling; the rest hold their values in registers. Each element
-// crosses HBM once in and once out.
+// thread can own 32-64 values without spilling; the rest hold their values in registers. Each
+// element crosses HBM once in and once out.
 //
 // What keeps HBM busy: the lanes and block tiers launch a block for every row group and let the
 // scheduler overlap blocks (measured faster than a persistent grid of the same kernel on an
