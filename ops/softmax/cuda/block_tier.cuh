@@ -46,10 +46,13 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
   P* buf_b = buf_a + (chunk + N - 1) / N;
   __shared__ A scratch[33];
   __shared__ ClusterSlots<A> slots;
-  int parity = 0;
+  ClusterRound round;
 
   unsigned cs = 1, rank = 0;
-  if constexpr (kCluster) rank = cluster_rank_and_size(cs);
+  if constexpr (kCluster) {
+    rank = cluster_rank_and_size(cs);
+    cluster_exchange_init(slots);
+  }
   const int c0 = int(rank) * chunk;
   const int c1 = min(cols, c0 + chunk);
   const int npk = c1 > c0 ? (c1 - c0 + N - 1) / N : 0;
@@ -92,7 +95,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
     T* ro = out + row * cols + c0;
     if constexpr (!Bwd) {
       A m = block_allreduce(acc, MaxOp(), A(-INFINITY), scratch);
-      if constexpr (kCluster) m = cluster_allreduce(m, MaxOp(), A(-INFINITY), slots, parity);
+      if constexpr (kCluster) m = cluster_allreduce(m, MaxOp(), A(-INFINITY), slots, round);
       A s = 0;
       for (int p = threadIdx.x; p < npk; p += bd) {
         const P v = load_whole(&buf_a[p]);
@@ -101,7 +104,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
           if (p * N + j < end) s += elem_exp<kFast>(A(v.v[j]) - m);
       }
       s = block_allreduce(s, SumOp(), A(0), scratch);
-      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
+      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, round);
       const A coef = fwd_coef<Log>(s, m);
       for (int p = threadIdx.x; p < npk; p += bd) {
         const P v = load_whole(&buf_a[p]);
@@ -112,7 +115,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       }
     } else {
       A s = block_allreduce(acc, SumOp(), A(0), scratch);
-      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, parity);
+      if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, round);
       for (int p = threadIdx.x; p < npk; p += bd) {
         const P y = load_whole(&buf_a[p]), dy = load_whole(&buf_b[p]);
         A o[N];
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       }
     }
   }
-  if constexpr (kCluster) cluster_exit_barrier();
+  if constexpr (kCluster) cluster_exchange_finish(round);
 }
 
 }  // namespace mt

@@ -103,7 +103,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ A partials[64];  // block_allreduce_one_barrier
   __shared__ ClusterSlots<MaxSum<A>> slots;
-  int parity = 0, red_parity = 0;
+  ClusterRound round;
+  int red_parity = 0;
 
   // This thread owns the packs at columns col0 + p * step (p < PACKS) of rows group,
   // group + ngroups, ...; `lead` is the row of the first group of its warp, which decides when
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
     if constexpr (G == RowGroup::kCluster) {
       const MaxSum<A> st =
-          cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, parity);
+          cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, round);
       coef = fwd_coef<Log>(st.s, st.m);
       scale = m == st.m ? coef : coef * acc_exp(m - st.m);
       m = st.m;
@@ -239,6 +240,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     });
   };
 
+  if constexpr (G == RowGroup::kCluster) cluster_exchange_init(slots);
   for (int s = 0; s + 1 < stages; ++s) prefetch(s, s);
   int stage = 0;  // the ring stage iteration `it` reads; `it + stages - 1` fills the one before it
   for (int64_t it = 0; lead + it * ngroups < rows; ++it) {
@@ -316,7 +318,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         for (int k = 0; k < K; ++k) terms[k] = bwd_term<Log>(va[k], vb[k]);
         A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
         if constexpr (G == RowGroup::kCluster)
-          s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, parity).s;
+          s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, round).s;
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
           if (mine >> p & 1u) {
@@ -331,7 +333,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     stage = stage + 1 == stages ? 0 : stage + 1;
   }
   cp_async_wait(0);  // nothing may land in shared memory after the block has exited
-  if constexpr (G == RowGroup::kCluster) cluster_exit_barrier();
+  if constexpr (G == RowGroup::kCluster) cluster_exchange_finish(round);
 }
 
 }  // namespace mt
