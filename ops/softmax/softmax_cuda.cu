@@ -55,8 +55,8 @@ struct Ptrs {
 // MT_SOFTMAX_ROW_THREADS the most threads a block of the block and cluster tiers has,
 // MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs, MT_SOFTMAX_PERSISTENT=0/1 forces a
 // block for every row group / only the blocks that fit at once in the lanes and block tiers,
-// MT_SOFTMAX_CLUSTER_PERSISTENT=0 a cluster for every row in the cluster tier,
-// MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over.
+// MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row / clusters that loop over rows in
+// the cluster tier, MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over.
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -273,8 +273,8 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 }
 
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`:
-// clusters loop over rows with a ring of several stages (many rows), or a cluster a row with
-// one stage (few rows: the scheduler overlaps them). False when such clusters cannot run here.
+// clusters loop over rows with a ring of several stages, or a cluster a row with one stage (the
+// scheduler overlaps them). False when such clusters cannot run here.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec, cudaStream_t stream) {
@@ -316,7 +316,13 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const DeviceInfo& dev = device_info();
   if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
     return false;
-  const bool persistent = rows >= 2 * dev.sm_count;
+  // Many rows: the forward of 16- and 32-bit types runs a cluster a row in blocks of at most 512
+  // threads, several an SM (H100 kernel times, against persistent clusters: [2048, 151936]
+  // float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137); the backward's blocks of up to 1024
+  // threads and float64's keep looping over rows with the next rows' loads in flight (a cluster
+  // a row measured slower: backward [2048, 151936] float16 986 -> 1589 us, float64 forward
+  // [2048, 32768] 523 -> 565).
+  const bool persistent = rows >= 2 * dev.sm_count && (Bwd || sizeof(T) == 8);
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec,
                                                      stream);
 }
@@ -385,7 +391,15 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
              (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
   } else {
-    const int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
+    // A forward row that needs a cluster anyway, and any 16-bit one (64 values a thread, read
+    // twice from the ring), splits into blocks of at most 512 threads, a cluster a row: several
+    // blocks an SM, so that one block's reductions and exchange overlap another's loads (H100
+    // kernel times: [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609 -> 579,
+    // [1024, 65536] 105 -> 100). A float32 row that one block of 1024 holds stays there
+    // ([4096, 32000] 357 us, 416 over a cluster of two).
+    int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
+    if (!Bwd && (cs > 1 || sizeof(T) == 2))
+      cs = ceil_div(npk, int64_t(std::min(max_threads, 512)) * kWide);
     if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
   }
   // Tier 3b: the row's chunks cached in shared memory over a cluster, for rows too long for the
