@@ -5,8 +5,8 @@
 // t + 64, ...), with a __syncthreads() after each round — 8 barriers and 8 shared-memory
 // round trips per reduction, most threads idle in the later rounds. (block_shfl fixes exactly
 // that.)
-// The kernel itself (three passes over the row) is in block.cuh, which rung 5 reuses; this file
-// holds the reduction it is built on here.
+// The kernel (three passes over the row) is in block.cuh, which rung 5 reuses with another
+// reduction; this file holds only the tree.
 #include "ops/softmax/ladder/block.cuh"
 #include "ops/softmax/ladder/ladder_cuda.h"
 
