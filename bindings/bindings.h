@@ -12,20 +12,29 @@ namespace mt::bindings {
 
 namespace py = pybind11;
 
-void bind_errors(py::module_& m);
-void bind_types(py::module_& m);
-void bind_tensor(py::module_& m);
-void bind_creation(py::module_& m);
-void bind_ops(py::module_& m);
-void bind_cuda(py::module_& m);
-void bind_dlpack(py::module_& m);
-void bind_elementwise(py::module_& m);
-void bind_reduce(py::module_& m);
-void bind_matmul(py::module_& m);
-void bind_creation_ops(py::module_& m);
-void bind_indexing(py::module_& m);
-void bind_ladder(py::module_& m);
-void bind_testing(py::module_& m);  // test-only hooks (bindings/testing.cpp)
+// The parts of the module, one bind_<part>(py::module_&) each (defined in a file of bindings/),
+// listed once: declared here and called in this order by module.cpp. The order matters: errors
+// and types are registered before the functions whose signatures use them. `testing` holds
+// test-only hooks (bindings/testing.cpp).
+#define MT_BINDING_PARTS(X) \
+  X(errors)                 \
+  X(types)                  \
+  X(tensor)                 \
+  X(creation)               \
+  X(ops)                    \
+  X(cuda)                   \
+  X(dlpack)                 \
+  X(elementwise)            \
+  X(reduce)                 \
+  X(matmul)                 \
+  X(creation_ops)           \
+  X(indexing)               \
+  X(ladder)                 \
+  X(testing)
+
+#define MT_DECLARE_BINDING(part) void bind_##part(py::module_& m);
+MT_BINDING_PARTS(MT_DECLARE_BINDING)
+#undef MT_DECLARE_BINDING
 
 // Accepts "cuda:1", a minitensor.device, or None (-> `fallback`).
 Device to_device(const py::handle& obj, Device fallback = Device());

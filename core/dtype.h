@@ -66,27 +66,29 @@ template <typename T> using acc_t = typename AccType<T>::type;
     return __VA_ARGS__();                       \
   }
 
-#define MT_DISPATCH_FLOATING_TYPES(DTYPE, OP_NAME, ...)                                       \
+// The switch every dispatcher is made of: CASES is a list of MT_DISPATCH_CASE, and a dtype that
+// none of them names raises TypeError naming the op.
+#define MT_DISPATCH_SWITCH(DTYPE, OP_NAME, CASES)                                              \
   [&] {                                                                                        \
     switch (DTYPE) {                                                                           \
-      MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)                               \
-      MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)                              \
-      MT_DISPATCH_CASE(::mt::DType::Float16, ::mt::Half, __VA_ARGS__)                          \
-      MT_DISPATCH_CASE(::mt::DType::BFloat16, ::mt::BFloat16, __VA_ARGS__)                     \
+      CASES                                                                                    \
       default:                                                                                 \
         MT_THROW_TYPE("\"", OP_NAME, "\" not implemented for '", ::mt::dtype_name(DTYPE), "'"); \
     }                                                                                          \
   }()
 
-#define MT_DISPATCH_ALL_TYPES(DTYPE, OP_NAME, ...)                        \
-  [&] {                                                                   \
-    switch (DTYPE) {                                                      \
-      MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)          \
-      MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)         \
-      MT_DISPATCH_CASE(::mt::DType::Float16, ::mt::Half, __VA_ARGS__)     \
-      MT_DISPATCH_CASE(::mt::DType::BFloat16, ::mt::BFloat16, __VA_ARGS__) \
-      MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__)          \
-      MT_DISPATCH_CASE(::mt::DType::Bool, bool, __VA_ARGS__)              \
-    }                                                                     \
-    MT_THROW_TYPE("\"", OP_NAME, "\" got an unknown dtype");              \
-  }()
+// The four floating dtypes' cases, shared by the dispatchers that take more.
+#define MT_DISPATCH_FLOATING_CASES(...)                                \
+  MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)           \
+  MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)          \
+  MT_DISPATCH_CASE(::mt::DType::Float16, ::mt::Half, __VA_ARGS__)      \
+  MT_DISPATCH_CASE(::mt::DType::BFloat16, ::mt::BFloat16, __VA_ARGS__)
+
+#define MT_DISPATCH_FLOATING_TYPES(DTYPE, OP_NAME, ...) \
+  MT_DISPATCH_SWITCH(DTYPE, OP_NAME, MT_DISPATCH_FLOATING_CASES(__VA_ARGS__))
+
+// Every dtype; the default only catches a corrupt enum value.
+#define MT_DISPATCH_ALL_TYPES(DTYPE, OP_NAME, ...)                           \
+  MT_DISPATCH_SWITCH(DTYPE, OP_NAME, MT_DISPATCH_FLOATING_CASES(__VA_ARGS__) \
+                     MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__) \
+                     MT_DISPATCH_CASE(::mt::DType::Bool, bool, __VA_ARGS__))

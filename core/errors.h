@@ -38,22 +38,15 @@ std::string str_cat(const Args&... args) {
 #define MT_THROW_INDEX(...) MT_THROW(IndexError, __VA_ARGS__)
 #define MT_THROW_TYPE(...) MT_THROW(TypeError, __VA_ARGS__)
 
-#define MT_CHECK_VALUE(cond, ...) \
-  do {                            \
-    if (!(cond)) MT_THROW_VALUE(__VA_ARGS__); \
+// MT_CHECK_<KIND>(cond, message parts...): throws that kind when cond is false.
+#define MT_CHECK(ExceptionType, cond, ...)          \
+  do {                                              \
+    if (!(cond)) MT_THROW(ExceptionType, __VA_ARGS__); \
   } while (0)
-#define MT_CHECK_SHAPE(cond, ...) \
-  do {                            \
-    if (!(cond)) MT_THROW(ShapeError, __VA_ARGS__); \
-  } while (0)
-#define MT_CHECK_INDEX(cond, ...) \
-  do {                            \
-    if (!(cond)) MT_THROW_INDEX(__VA_ARGS__); \
-  } while (0)
-#define MT_CHECK_TYPE(cond, ...) \
-  do {                           \
-    if (!(cond)) MT_THROW_TYPE(__VA_ARGS__); \
-  } while (0)
+#define MT_CHECK_VALUE(cond, ...) MT_CHECK(ValueError, cond, __VA_ARGS__)
+#define MT_CHECK_SHAPE(cond, ...) MT_CHECK(ShapeError, cond, __VA_ARGS__)
+#define MT_CHECK_INDEX(cond, ...) MT_CHECK(IndexError, cond, __VA_ARGS__)
+#define MT_CHECK_TYPE(cond, ...) MT_CHECK(TypeError, cond, __VA_ARGS__)
 
 #define MT_ASSERT(cond, ...)                                                                  \
   do {                                                                                        \

@@ -68,29 +68,32 @@ inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<
 
 }  // namespace detail
 
-struct alignas(2) Half {
-  uint16_t bits;
-  Half() = default;
+// The two formats differ only in their conversions, chosen by tag: on the GPU the hardware
+// instructions, on the CPU the bit arithmetic above.
+struct HalfFormat {};
+struct BFloat16Format {};
 #if defined(__CUDA_ARCH__)
-  MT_HOST_DEVICE explicit Half(float f) : bits(__half_as_ushort(__float2half_rn(f))) {}
-  MT_HOST_DEVICE operator float() const { return __half2float(__ushort_as_half(bits)); }
+__device__ __forceinline__ uint16_t to_bits(float f, HalfFormat) { return __half_as_ushort(__float2half_rn(f)); }
+__device__ __forceinline__ float from_bits(uint16_t b, HalfFormat) { return __half2float(__ushort_as_half(b)); }
+__device__ __forceinline__ uint16_t to_bits(float f, BFloat16Format) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+__device__ __forceinline__ float from_bits(uint16_t b, BFloat16Format) { return __bfloat162float(__ushort_as_bfloat16(b)); }
 #else
-  MT_HOST_DEVICE explicit Half(float f) : bits(detail::float_to_half_bits(f)) {}
-  MT_HOST_DEVICE operator float() const { return detail::half_bits_to_float(bits); }
+inline uint16_t to_bits(float f, HalfFormat) { return detail::float_to_half_bits(f); }
+inline float from_bits(uint16_t b, HalfFormat) { return detail::half_bits_to_float(b); }
+inline uint16_t to_bits(float f, BFloat16Format) { return detail::float_to_bfloat16_bits(f); }
+inline float from_bits(uint16_t b, BFloat16Format) { return detail::bfloat16_bits_to_float(b); }
 #endif
-};
 
-struct alignas(2) BFloat16 {
+// A 16-bit float: raw bits that convert to and from float, nothing else.
+template <typename Format>
+struct alignas(2) Float16Bits {
   uint16_t bits;
-  BFloat16() = default;
-#if defined(__CUDA_ARCH__)
-  MT_HOST_DEVICE explicit BFloat16(float f) : bits(__bfloat16_as_ushort(__float2bfloat16_rn(f))) {}
-  MT_HOST_DEVICE operator float() const { return __bfloat162float(__ushort_as_bfloat16(bits)); }
-#else
-  MT_HOST_DEVICE explicit BFloat16(float f) : bits(detail::float_to_bfloat16_bits(f)) {}
-  MT_HOST_DEVICE operator float() const { return detail::bfloat16_bits_to_float(bits); }
-#endif
+  Float16Bits() = default;
+  MT_HOST_DEVICE explicit Float16Bits(float f) : bits(to_bits(f, Format{})) {}
+  MT_HOST_DEVICE operator float() const { return from_bits(bits, Format{}); }
 };
+using Half = Float16Bits<HalfFormat>;
+using BFloat16 = Float16Bits<BFloat16Format>;
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit types must be 2 bytes");
 

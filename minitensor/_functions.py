@@ -77,44 +77,15 @@ def where(condition, input, other):
     return Where.apply(condition, input, other)
 
 
-@op
-def neg(input):
-    return Neg.apply(input)
+def _unary(function):
+    """mt.<name>(input), the op of the autograd Function <Name>: mt.exp(x) is Exp.apply(x)."""
+    def call(input):
+        return function.apply(input)
+    call.__name__ = call.__qualname__ = function.__name__.lower()
+    return op(call)
 
 
-@op
-def exp(input):
-    return Exp.apply(input)
-
-
-@op
-def log(input):
-    return Log.apply(input)
-
-
-@op
-def sqrt(input):
-    return Sqrt.apply(input)
-
-
-@op
-def abs(input):  # noqa: A001  (torch.abs)
-    return Abs.apply(input)
-
-
-@op
-def relu(input):
-    return Relu.apply(input)
-
-
-@op
-def sigmoid(input):
-    return Sigmoid.apply(input)
-
-
-@op
-def tanh(input):
-    return Tanh.apply(input)
+neg, exp, log, sqrt, abs, relu, sigmoid, tanh = map(_unary, (Neg, Exp, Log, Sqrt, Abs, Relu, Sigmoid, Tanh))  # noqa: A001
 
 
 @op
@@ -303,32 +274,14 @@ def softmax_impls(device="cuda") -> dict:
     return dict(_C.softmax_impls(device))
 
 
-# Comparisons: bool results, never differentiable.
-@op
-def eq(input, other):
-    return _C.eq(input, other)
+# Comparisons: bool results, never differentiable: the C++ op itself.
+def _comparison(name):
+    c_op = getattr(_C, name)
+
+    def call(input, other):
+        return c_op(input, other)
+    call.__name__ = call.__qualname__ = name
+    return op(call)
 
 
-@op
-def ne(input, other):
-    return _C.ne(input, other)
-
-
-@op
-def gt(input, other):
-    return _C.gt(input, other)
-
-
-@op
-def ge(input, other):
-    return _C.ge(input, other)
-
-
-@op
-def lt(input, other):
-    return _C.lt(input, other)
-
-
-@op
-def le(input, other):
-    return _C.le(input, other)
+eq, ne, gt, ge, lt, le = map(_comparison, ("eq", "ne", "gt", "ge", "lt", "le"))

@@ -34,21 +34,22 @@ def _mask(condition, like):
 
 
 class Add(Function):
-    @staticmethod
-    def forward(ctx, a, b):
+    op = staticmethod(_C.add)
+
+    @classmethod
+    def forward(cls, ctx, a, b):
         ctx.metas = (_meta(a), _meta(b))
-        return _C.add(a, b)
+        return cls.op(a, b)
 
     @staticmethod
     def backward(ctx, grad):
         return tuple(_grad_for(grad, m) for m in ctx.metas)
 
 
-class Sub(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.metas = (_meta(a), _meta(b))
-        return _C.sub(a, b)
+class Sub(Add):
+    """Add's forward with the C++ sub; b's gradient is negated."""
+
+    op = staticmethod(_C.sub)
 
     @staticmethod
     def backward(ctx, grad):
@@ -188,93 +189,69 @@ class Neg(Function):
         return _C.neg(grad)
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = _C.exp(x)
+class _FromOutput(Function):
+    """A unary op whose gradient is cheapest from its output y = op(x): forward saves y and
+    backward is derivative(grad, y). Subclasses name the two C++ calls."""
+
+    @classmethod
+    def forward(cls, ctx, x):
+        y = cls.op(x)
         ctx.save_for_backward(y)
         return y
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         (y,) = ctx.saved_tensors
-        return _C.mul(grad, y)
+        return cls.derivative(grad, y)
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx, x):
+class _FromInput(Function):
+    """A unary op whose gradient needs its input x: forward saves x and backward is
+    derivative(grad, x)."""
+
+    @classmethod
+    def forward(cls, ctx, x):
         ctx.save_for_backward(x)
-        return _C.log(x)
+        return cls.op(x)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         (x,) = ctx.saved_tensors
-        return _C.div(grad, x)
+        return cls.derivative(grad, x)
 
 
-class Sqrt(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = _C.sqrt(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return _C.div(grad, _C.mul(y, 2.0))
+def _abs_backward(grad, x):
+    sign = _C.sub(_mask(_C.gt(x, 0.0), grad), _mask(_C.lt(x, 0.0), grad))  # 0 at x == 0, like torch
+    return _C.mul(grad, sign)
 
 
-class Abs(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _C.abs(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        sign = _C.sub(_mask(_C.gt(x, 0.0), grad), _mask(_C.lt(x, 0.0), grad))  # 0 at x == 0, like torch
-        return _C.mul(grad, sign)
+# staticmethod: the plain Python functions (_abs_backward, the lambda) must not bind as methods.
+class Exp(_FromOutput):
+    op, derivative = staticmethod(_C.exp), staticmethod(_C.mul)  # d exp(x) = exp(x)
 
 
-class Relu(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _C.relu(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return _C.relu_backward(grad, x)
+class Log(_FromInput):
+    op, derivative = staticmethod(_C.log), staticmethod(_C.div)  # d log(x) = 1 / x
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = _C.sigmoid(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return _C.sigmoid_backward(grad, y)
+class Sqrt(_FromOutput):
+    op, derivative = staticmethod(_C.sqrt), staticmethod(lambda grad, y: _C.div(grad, _C.mul(y, 2.0)))
 
 
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = _C.tanh(x)
-        ctx.save_for_backward(y)
-        return y
+class Abs(_FromInput):
+    op, derivative = staticmethod(_C.abs), staticmethod(_abs_backward)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return _C.tanh_backward(grad, y)
+
+class Relu(_FromInput):
+    op, derivative = staticmethod(_C.relu), staticmethod(_C.relu_backward)
+
+
+class Sigmoid(_FromOutput):
+    op, derivative = staticmethod(_C.sigmoid), staticmethod(_C.sigmoid_backward)
+
+
+class Tanh(_FromOutput):
+    op, derivative = staticmethod(_C.tanh), staticmethod(_C.tanh_backward)
 
 
 class Clamp(Function):

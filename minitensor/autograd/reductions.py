@@ -51,12 +51,17 @@ def _expand_back(grad, input_shape, dims: list[int], keepdim: bool):
     return grad.expand(*input_shape)
 
 
+def _remember_reduction(ctx, x, dims, keepdim) -> None:
+    """What backward needs to broadcast a gradient back over the reduced dims (_expand_back)."""
+    ctx.shape = x.shape
+    ctx.dims = normalize_dims(dims, x.ndim)
+    ctx.keepdim = keepdim
+
+
 class Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        ctx.shape = x.shape
-        ctx.dims = normalize_dims(dims, x.ndim)
-        ctx.keepdim = keepdim
+        _remember_reduction(ctx, x, dims, keepdim)
         return _C.sum(x, _as_dims_arg(dims), keepdim)
 
     @staticmethod
@@ -67,9 +72,7 @@ class Sum(Function):
 class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        ctx.shape = x.shape
-        ctx.dims = normalize_dims(dims, x.ndim)
-        ctx.keepdim = keepdim
+        _remember_reduction(ctx, x, dims, keepdim)
         out = _C.mean(x, _as_dims_arg(dims), keepdim)
         ctx.count = max(x.numel() // max(out.numel(), 1), 1)
         return out
@@ -84,8 +87,7 @@ class Amax(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        ctx.dims = normalize_dims(dims, x.ndim)
-        ctx.keepdim = keepdim
+        _remember_reduction(ctx, x, dims, keepdim)
         out = _C.amax(x, _as_dims_arg(dims), keepdim)
         ctx.save_for_backward(x, out)
         return out
@@ -93,7 +95,7 @@ class Amax(Function):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        shape = x.shape
+        shape = ctx.shape
         out_kept = _expand_back(out, shape, ctx.dims, ctx.keepdim)
         is_max = _C.eq(x, out_kept).to(grad.dtype)
         ties = _C.sum(is_max, ctx.dims, True)

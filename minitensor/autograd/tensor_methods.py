@@ -164,19 +164,20 @@ def _comparison(op):
     return method
 
 
+def _binary(op):
+    return lambda self, other: op(self, other)
+
+
+def _reflected(op):
+    return lambda self, other: op(other, self)
+
+
 def install_operators(cls) -> None:
-    cls.__add__ = lambda self, other: F.add(self, other)
-    cls.__radd__ = lambda self, other: F.add(other, self)
-    cls.__sub__ = lambda self, other: F.sub(self, other)
-    cls.__rsub__ = lambda self, other: F.sub(other, self)
-    cls.__mul__ = lambda self, other: F.mul(self, other)
-    cls.__rmul__ = lambda self, other: F.mul(other, self)
-    cls.__truediv__ = lambda self, other: F.div(self, other)
-    cls.__rtruediv__ = lambda self, other: F.div(other, self)
-    cls.__pow__ = lambda self, other: F.pow(self, other)
-    cls.__rpow__ = lambda self, other: F.pow(other, self)
-    cls.__matmul__ = lambda self, other: F.matmul(self, other)
-    cls.__rmatmul__ = lambda self, other: F.matmul(other, self)
+    # t + x is F.add(t, x); the reflected x + t (x not a tensor) is F.add(x, t).
+    for name, op in (("add", F.add), ("sub", F.sub), ("mul", F.mul), ("truediv", F.div), ("pow", F.pow),
+                     ("matmul", F.matmul)):
+        setattr(cls, f"__{name}__", _binary(op))
+        setattr(cls, f"__r{name}__", _reflected(op))
     cls.__neg__ = lambda self: F.neg(self)
     cls.__pos__ = lambda self: self
     cls.__abs__ = lambda self: F.abs(self)

@@ -147,22 +147,21 @@ int64_t scalar_bits(const Operand& s, DType d) {
   return static_cast<int64_t>(bits);
 }
 
-void run_binary(BinaryCode code, DType compute, const ElementwiseArgs& args, Device device) {
+void run_kernel(const ElementwiseKernel& kernel, const ElementwiseArgs& args, Device device) {
   if (device.is_cuda()) {
     cuda::DeviceGuard guard(device.index);
-    binary_kernel_cuda(code, compute, args);
+    elementwise_kernel_cuda(kernel, args);
   } else {
-    binary_kernel_cpu(code, compute, args);
+    elementwise_kernel_cpu(kernel, args);
   }
 }
 
+void run_binary(BinaryCode code, DType compute, const ElementwiseArgs& args, Device device) {
+  run_kernel({ElementwiseKernel::Kind::Binary, code, {}, compute}, args, device);
+}
+
 void run_select(const Tensor& out, const ElementwiseArgs& args) {
-  if (out.device().is_cuda()) {
-    cuda::DeviceGuard guard(out.device().index);
-    select_kernel_cuda(out.itemsize(), args);
-  } else {
-    select_kernel_cpu(out.itemsize(), args);
-  }
+  run_kernel({ElementwiseKernel::Kind::Select, {}, {}, {}, out.itemsize()}, args, out.device());
 }
 
 }  // namespace
@@ -214,12 +213,7 @@ Tensor unary_op(UnaryCode code, const Tensor& input) {
   const Operand x(input);
   Tensor out = Tensor::empty(input.shape(), result, input.device());
   const ElementwiseArgs args = make_args(out, {&x});
-  if (input.device().is_cuda()) {
-    cuda::DeviceGuard guard(input.device().index);
-    unary_kernel_cuda(code, compute, args);
-  } else {
-    unary_kernel_cpu(code, compute, args);
-  }
+  run_kernel({ElementwiseKernel::Kind::Unary, {}, code, compute}, args, input.device());
   return out;
 }
 

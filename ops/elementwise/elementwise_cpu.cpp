@@ -35,27 +35,12 @@ void run_cpu(const F& f, const ElementwiseArgs& a) {
 
 }  // namespace
 
-void binary_kernel_cpu(BinaryCode code, DType compute, const ElementwiseArgs& args) {
-  MT_DISPATCH_COMPUTE_TYPES(compute, "binary op", [&] { run_cpu(BinaryFn<scalar_t>{code}, args); });
-}
-
-void unary_kernel_cpu(UnaryCode code, DType compute, const ElementwiseArgs& args) {
-  MT_DISPATCH_COMPUTE_TYPES(compute, "unary op", [&] { run_cpu(UnaryFn<scalar_t>{code}, args); });
-}
-
-void select_kernel_cpu(int64_t element_size, const ElementwiseArgs& args) {
-  switch (element_size) {
-    case 1: return run_cpu(SelectFn<uint8_t>{}, args);
-    case 2: return run_cpu(SelectFn<uint16_t>{}, args);
-    case 4: return run_cpu(SelectFn<uint32_t>{}, args);
-    default: return run_cpu(SelectFn<uint64_t>{}, args);
-  }
+void elementwise_kernel_cpu(const ElementwiseKernel& kernel, const ElementwiseArgs& args) {
+  with_functor(kernel, [&](const auto& f) { run_cpu(f, args); });
 }
 
 #ifndef MINITENSOR_WITH_CUDA
-void binary_kernel_cuda(BinaryCode, DType, const ElementwiseArgs&) { MT_ASSERT(false, "no CUDA"); }
-void unary_kernel_cuda(UnaryCode, DType, const ElementwiseArgs&) { MT_ASSERT(false, "no CUDA"); }
-void select_kernel_cuda(int64_t, const ElementwiseArgs&) { MT_ASSERT(false, "no CUDA"); }
+void elementwise_kernel_cuda(const ElementwiseKernel&, const ElementwiseArgs&) { MT_ASSERT(false, "no CUDA"); }
 #endif
 
 }  // namespace mt

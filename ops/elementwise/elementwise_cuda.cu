@@ -27,21 +27,8 @@ void launch(const F& f, const ElementwiseArgs& a) {
 
 }  // namespace
 
-void binary_kernel_cuda(BinaryCode code, DType compute, const ElementwiseArgs& args) {
-  MT_DISPATCH_COMPUTE_TYPES(compute, "binary op", [&] { launch(BinaryFn<scalar_t>{code}, args); });
-}
-
-void unary_kernel_cuda(UnaryCode code, DType compute, const ElementwiseArgs& args) {
-  MT_DISPATCH_COMPUTE_TYPES(compute, "unary op", [&] { launch(UnaryFn<scalar_t>{code}, args); });
-}
-
-void select_kernel_cuda(int64_t element_size, const ElementwiseArgs& args) {
-  switch (element_size) {
-    case 1: return launch(SelectFn<uint8_t>{}, args);
-    case 2: return launch(SelectFn<uint16_t>{}, args);
-    case 4: return launch(SelectFn<uint32_t>{}, args);
-    default: return launch(SelectFn<uint64_t>{}, args);
-  }
+void elementwise_kernel_cuda(const ElementwiseKernel& kernel, const ElementwiseArgs& args) {
+  with_functor(kernel, [&](const auto& f) { launch(f, args); });
 }
 
 }  // namespace mt

@@ -8,25 +8,43 @@
 
 namespace mt {
 
-// compute: Float32, Float64 or Int64.
-void binary_kernel_cpu(BinaryCode code, DType compute, const ElementwiseArgs& args);
-void unary_kernel_cpu(UnaryCode code, DType compute, const ElementwiseArgs& args);
-void select_kernel_cpu(int64_t element_size, const ElementwiseArgs& args);
+// Which functor a loop runs: a binary or unary op computed in `compute` (Float32, Float64 or
+// Int64), or a select (where) that moves `element_size`-byte values.
+struct ElementwiseKernel {
+  enum class Kind { Binary, Unary, Select } kind;
+  BinaryCode binary{};
+  UnaryCode unary{};
+  DType compute{};
+  int64_t element_size = 0;
+};
 
-void binary_kernel_cuda(BinaryCode code, DType compute, const ElementwiseArgs& args);
-void unary_kernel_cuda(UnaryCode code, DType compute, const ElementwiseArgs& args);
-void select_kernel_cuda(int64_t element_size, const ElementwiseArgs& args);
+void elementwise_kernel_cpu(const ElementwiseKernel& kernel, const ElementwiseArgs& args);
+void elementwise_kernel_cuda(const ElementwiseKernel& kernel, const ElementwiseArgs& args);
 
 // float32 / float64 / int64 only: the compute types of the elementwise and reduction kernels.
-#define MT_DISPATCH_COMPUTE_TYPES(DTYPE, OP_NAME, ...)                                          \
-  [&] {                                                                                         \
-    switch (DTYPE) {                                                                            \
-      MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)                                \
-      MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)                               \
-      MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__)                                \
-      default:                                                                                  \
-        MT_THROW_TYPE("\"", OP_NAME, "\" not implemented for '", ::mt::dtype_name(DTYPE), "'"); \
-    }                                                                                           \
-  }()
+#define MT_DISPATCH_COMPUTE_TYPES(DTYPE, OP_NAME, ...)                  \
+  MT_DISPATCH_SWITCH(DTYPE, OP_NAME,                                     \
+                     MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__) \
+                     MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__) \
+                     MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__))
+
+// Calls run(f) with the functor `kernel` names, as a concrete type: the list of instantiations
+// lives here once, and the CPU and CUDA files supply only their loop as `run`.
+template <typename Run>
+void with_functor(const ElementwiseKernel& kernel, Run&& run) {
+  switch (kernel.kind) {
+    case ElementwiseKernel::Kind::Binary:
+      return MT_DISPATCH_COMPUTE_TYPES(kernel.compute, "binary op", [&] { run(BinaryFn<scalar_t>{kernel.binary}); });
+    case ElementwiseKernel::Kind::Unary:
+      return MT_DISPATCH_COMPUTE_TYPES(kernel.compute, "unary op", [&] { run(UnaryFn<scalar_t>{kernel.unary}); });
+    case ElementwiseKernel::Kind::Select:
+      switch (kernel.element_size) {  // select only moves bits: one instantiation per width
+        case 1: return run(SelectFn<uint8_t>{});
+        case 2: return run(SelectFn<uint16_t>{});
+        case 4: return run(SelectFn<uint32_t>{});
+        default: return run(SelectFn<uint64_t>{});
+      }
+  }
+}
 
 }  // namespace mt

@@ -56,17 +56,8 @@ void reduce_cpu(ReduceKind kind, DType dtype, const void* in, void* values, int6
 void reduce_cuda(ReduceKind kind, DType dtype, const void* in, void* values, int64_t* indices,
                  ReduceShape shape, double scale);
 
-#define MT_DISPATCH_REDUCE_TYPES(DTYPE, OP_NAME, ...)                                          \
-  [&] {                                                                                        \
-    switch (DTYPE) {                                                                           \
-      MT_DISPATCH_CASE(::mt::DType::Float32, float, __VA_ARGS__)                               \
-      MT_DISPATCH_CASE(::mt::DType::Float64, double, __VA_ARGS__)                              \
-      MT_DISPATCH_CASE(::mt::DType::Float16, ::mt::Half, __VA_ARGS__)                          \
-      MT_DISPATCH_CASE(::mt::DType::BFloat16, ::mt::BFloat16, __VA_ARGS__)                     \
-      MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__)                               \
-      default:                                                                                 \
-        MT_THROW_TYPE("\"", OP_NAME, "\" not implemented for '", ::mt::dtype_name(DTYPE), "'"); \
-    }                                                                                          \
-  }()
+#define MT_DISPATCH_REDUCE_TYPES(DTYPE, OP_NAME, ...)                        \
+  MT_DISPATCH_SWITCH(DTYPE, OP_NAME, MT_DISPATCH_FLOATING_CASES(__VA_ARGS__) \
+                     MT_DISPATCH_CASE(::mt::DType::Int64, int64_t, __VA_ARGS__))
 
 }  // namespace mt
