@@ -336,13 +336,12 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const DeviceInfo& dev = device_info();
   if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
     return false;
-  // Many rows: the forward of 16- and 32-bit types runs a cluster a row in blocks of at most 512
-  // threads, several an SM (H100 kernel times, against persistent clusters: [2048, 151936]
-  // float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137); the backward's blocks of up to 1024
-  // threads and float64's keep looping over rows with the next rows' loads in flight (a cluster
-  // a row measured slower: backward [2048, 151936] float16 986 -> 1589 us, float64 forward
-  // [2048, 32768] 523 -> 565).
-  const bool persistent = rows >= 2 * dev.sm_count && (Bwd || sizeof(T) == 8);
+  // Many rows: the forward runs a cluster a row in blocks of at most 512 threads, several an SM
+  // (H100 kernel times, against persistent clusters: [2048, 151936] float32 1125 -> 986 us,
+  // [8192, 50304] 1166 -> 1137, float64 5370 -> 3214); the backward's blocks of up to 1024
+  // threads keep looping over rows with the next rows' loads in flight (a cluster a row measured
+  // slower: backward [2048, 151936] float16 986 -> 1589 us).
+  const bool persistent = rows >= 2 * dev.sm_count && Bwd;
   if (persistent) cs = fullest_persistent_cluster<T, PACKS, Log, Bwd>(cols, cs);
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec,
                                                      stream);
@@ -383,8 +382,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
   // making chunks shorter than 4K elements. (Against two an SM, on an H100: [8, 131072] takes
   // 16-block clusters instead of the split row, kernel 12.6 -> 7.9 us in float16; [16, 262144]
   // too, 18.0 -> 20.9 us: slower. Open: see BENCHMARKS.md.)
-  // float64 blocks stop at 512 threads: at 1024 ([16384, 4096] float64 657 us) the 64-register
-  // cap spills its values; at 512 it takes the wide packs instead (361 us, H100).
+  // float64 blocks stop at 512 threads: at 1024 the backward's 64-register cap spills the values
+  // it holds, and the forward's rows of 152K-262K doubles ran slower over clusters of 1024-thread
+  // blocks than through shared memory (tier 3b; H100: [2048, 151936] 3399 -> 5001 us).
   constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
   static const int max_threads =
       std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kMaxThreads), 64, kRowTierMaxThreads);

@@ -44,12 +44,14 @@ constexpr bool reads_ring() {
   return !Bwd && sizeof(T) <= 4;
 }
 
-// Whether a forward with PACKS packs a thread does: float32 always (it keeps exp(x - m) in its
-// slot for the output pass); 16-bit types only past 16 values a thread. At 16 or fewer their
-// values fit in registers, where exp is taken once instead of again in the output pass (the
-// second exp and re-read made [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%).
-template <typename T, bool Bwd, int PACKS>
+// Whether a forward with PACKS packs a thread does: float32 always, and float64 outside the
+// lanes tier (each keeps exp(x - m) in its slot for the output pass, with no rounding); 16-bit
+// types only past 16 values a thread. At 16 or fewer their values fit in registers, where exp is
+// taken once instead of again in the output pass (the second exp and re-read made [1024, 8192]
+// float16 issue-bound: SM 65% busy, DRAM 31%).
+template <typename T, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
+  if constexpr (sizeof(T) == 8) return !Bwd && G != RowGroup::kLanes;
   return reads_ring<T, Bwd>() && (sizeof(T) == 4 || PACKS * pack_size<T>() > 16);
 }
 
@@ -57,10 +59,12 @@ constexpr bool holds_row_in_ring() {
 // doubles; `Wide` doubles that, so that one block of 1024 threads holds a row of 32K values
 // without a cluster (each cluster barrier costs a row's worth of time). The backward holds y
 // and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.) A
-// forward that re-reads the ring holds no values: wide is 64 values of 16-bit data.
+// forward that re-reads the ring holds no values: wide is 64 values of 16-bit data, the float64
+// forward takes float32's 16-byte packs (8 doubles, 16 wide).
 template <typename T, bool Bwd, bool Wide>
 constexpr int block_row_packs() {
   if (sizeof(T) == 2 && reads_ring<T, Bwd>()) return Wide ? 8 : 2;
+  if (sizeof(T) == 8 && !Bwd) return Wide ? 8 : 4;
   return (sizeof(T) == 4 ? 4 : 2) * (Wide ? 2 : 1) / (Bwd ? 2 : 1);
 }
 
@@ -97,7 +101,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // again, so a thread holds any number of values without spilling (32 floats a thread spilled
   // at 1024 threads a block), at the price of a second exp per element in 16-bit (float64's exp
   // is too dear for that).
-  constexpr bool kFromRing = holds_row_in_ring<T, Bwd, PACKS>();
+  constexpr bool kFromRing = holds_row_in_ring<T, Bwd, PACKS, G>();
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
@@ -208,10 +212,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     each_pack([&](int, const A(&x)[N]) { mt = nan_max(mt, tree_reduce(x, MaxOp())); });
     A m = group_reduce(mt, MaxOp());
     const ShiftedExp<kFast, A> ex(m);
-    // float32 softmax writes exp(x - m) back over x in its own slot, so the output pass reads
-    // it instead of computing the (accurate, 8-instruction) exp again; 16-bit types cannot hold
-    // it without a second rounding, and their exp is two instructions.
-    constexpr bool kKeepExp = !Log && sizeof(T) == 4;
+    // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
+    // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
+    // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
+    constexpr bool kKeepExp = !Log && sizeof(T) >= 4;
     A st = 0;
     if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
       each_pack([&](int p, const A(&x)[N]) {
