@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
-  __shared__ A partials[64];  // block_allreduce_one_barrier
+  __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
   __shared__ ClusterSlots<MaxSum<A>> slots;
   ClusterRound round;
   int red_parity = 0;
@@ -173,28 +173,30 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     cp_async_commit();
   };
 
-  // The group's reduction of one value per thread: shuffles within the lanes; a block's warps
-  // meet in shared memory after a single barrier.
+  // The group's reduction of one value per thread (the backward's sum): shuffles within the
+  // lanes; a block's warps meet in shared memory after a single barrier.
   auto group_reduce = [&](A v, auto op) {
     if constexpr (G == RowGroup::kLanes)
       return warp_allreduce(v, op, lanes);
     else
-      return block_allreduce_one_barrier(v, op, partials, red_parity);
+      return block_allreduce_one_barrier(v, op, reinterpret_cast<A*>(partials), red_parity);
   };
-  // For a cluster: the row's (max, sum) from the block's, through distributed shared memory.
-  // Gives the constant the output needs (fwd_coef) and the factor from exp(x - block max) to
-  // exp(x - row max); `m` becomes the row's max.
+  // The forward shifts exp by the max of a row's lanes, or of a block's warp: shuffles only.
+  auto shift_reduce = [&](A v, auto op) {
+    return warp_allreduce(v, op, G == RowGroup::kLanes ? lanes : 32);
+  };
+  // From a thread's shift m and its shift group's sum s of exp(x - m): the row's (max, sum), a
+  // block's warps meeting after one barrier (not one for the max and one for the sum), a
+  // cluster's blocks through distributed shared memory. Gives the constant the output needs
+  // (fwd_coef) and the factor from exp(x - m) to the output; `m` becomes the row's max.
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
-    if constexpr (G == RowGroup::kCluster) {
-      const MaxSum<A> st =
-          cluster_allreduce(MaxSum<A>{m, s}, MaxSumOp(), maxsum_identity<A>(), slots, round);
-      coef = fwd_coef<Log>(st.s, st.m);
-      scale = m == st.m ? coef : coef * acc_exp(m - st.m);
-      m = st.m;
-    } else {
-      coef = fwd_coef<Log>(s, m);
-      scale = coef;
-    }
+    MaxSum<A> st{m, s};
+    if constexpr (G != RowGroup::kLanes) st = block_maxsum_one_barrier(st, partials, red_parity);
+    if constexpr (G == RowGroup::kCluster)
+      st = cluster_allreduce(st, MaxSumOp(), maxsum_identity<A>(), slots, round);
+    coef = fwd_coef<Log>(st.s, st.m);
+    scale = m == st.m ? coef : coef * acc_exp(m - st.m);
+    m = st.m;
   };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
   auto ring_row_forward = [&](int stage, unsigned mine, T* ro) {
@@ -210,7 +212,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     };
     A mt = A(-INFINITY);
     each_pack([&](int, const A(&x)[N]) { mt = nan_max(mt, tree_reduce(x, MaxOp())); });
-    A m = group_reduce(mt, MaxOp());
+    A m = shift_reduce(mt, MaxOp());
     const ShiftedExp<kFast, A> ex(m);
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
@@ -226,11 +228,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if constexpr (kKeepExp) store_whole(slot(stage, 0, p), pack_of<T>(e));
       });
     }
-    // A block of a cluster whose part is all -inf outputs 0 (its exps are 0, not NaN), unless
-    // the whole row is -inf, which scale (NaN) turns into NaN.
+    // A warp whose part is all -inf outputs 0 (its exps are 0, not NaN), unless the whole row
+    // is -inf, which scale (NaN) turns into NaN.
     const bool summed = m != A(-INFINITY);
     A coef, scale;
-    row_stats(m, group_reduce(st, SumOp()), coef, scale);
+    row_stats(m, shift_reduce(st, SumOp()), coef, scale);
     each_pack([&](int p, const A(&x)[N]) {
       A o[N];
 #pragma unroll
@@ -295,16 +297,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       }
 
       if constexpr (!Bwd) {
-        // The group's max m (for a cluster: the block's), then e = exp(x - m) and its sum s. A
-        // group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf) = NaN, so
-        // that it adds nothing to a cluster's sum (a whole row of -inf still gives NaN, through
-        // fwd_coef).
-        A m = group_reduce(tree_reduce(va, MaxOp()), MaxOp());
+        // The shift group's max m (the row's lanes, a block's warp), then e = exp(x - m) and its
+        // sum s. A group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf)
+        // = NaN, so that it adds nothing to the row's sum (a whole row of -inf still gives NaN,
+        // through fwd_coef).
+        A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
         const ShiftedExp<kFast, A> ex(m);
 #pragma unroll
         for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
-        A s = group_reduce(tree_reduce(e, SumOp()), SumOp());
+        A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
 #pragma unroll
