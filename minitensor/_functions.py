@@ -24,16 +24,23 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 MinResult = namedtuple("MinResult", ["values", "indices"])
 
 
+def _scaled(other, alpha):
+    """alpha * other; a number times a number stays a number (mul wants a tensor operand)."""
+    if alpha == 1:
+        return other
+    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+
+
 @op
 def add(input, other, alpha=1):
     """input + alpha * other."""
-    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Add.apply(input, _scaled(other, alpha))
 
 
 @op
 def sub(input, other, alpha=1):
     """input - alpha * other."""
-    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Sub.apply(input, _scaled(other, alpha))
 
 
 @op
