@@ -67,6 +67,9 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 const Tensor& index_put_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool accumulate) {
   self.storage()->check_writable();
+  // torch only warns here ("Use of index_put_ on expanded tensors is deprecated") and scatters into
+  // the shared locations; its answer then depends on which write lands last, so this raises instead.
+  check_no_internal_overlap(self);
   const Tensor target = self.dim() == 0 ? self.reshape({1}) : self;
   dim = wrap_dim(dim, target.dim());
   const Tensor idx = checked_index("index_put_", index, target.shape()[dim], self.device());
