@@ -133,11 +133,16 @@ def argmax(input, dim=None, keepdim: bool = False):
 # The minimum family is the maximum family of -x (exact: negation only flips the sign bit); bool
 # tensors, which have no negation, go through int64 and back.
 def _negated(input):
-    return neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64))
+    """An order-reversing map that is its own inverse, so min is _restore(max(_negated(x))): -x for
+    floats (differentiable), -1 - x (= ~x) for int64 and bool, where -x wraps at INT64_MIN
+    (-INT64_MIN is INT64_MIN) and would lose the minimum."""
+    if input.dtype.is_floating_point:
+        return neg(input)
+    return _C.sub(-1, input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64))
 
 
 def _restore(result, input):
-    result = neg(result)
+    result = _negated(result)
     return result.to(_C.dtype.bool) if input.dtype == _C.dtype.bool else result
 
 
@@ -146,7 +151,13 @@ def minimum(input, other):
     """Element-wise min, NaN-propagating; ties share the gradient evenly, as torch.minimum."""
     if input.dtype == _C.dtype.bool and isinstance(other, Tensor) and other.dtype == _C.dtype.bool:
         return _C.mul(input, other)
+    if _integral(input) and _integral(other):  # -1 - x, not -x: see _negated
+        return _C.sub(-1, _C.maximum(_C.sub(-1, input), _C.sub(-1, other)))
     return neg(maximum(neg(input), neg(other)))
+
+
+def _integral(x) -> bool:
+    return not x.dtype.is_floating_point if isinstance(x, Tensor) else isinstance(x, int)
 
 
 @op
@@ -169,7 +180,7 @@ def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
 def argmin(input, dim=None, keepdim: bool = False):
     if input.dtype == _C.dtype.bool:
         raise RuntimeError("argmin(): does not support bool input")
-    return _C.argmax(_C.neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64)), dim, keepdim)
+    return _C.argmax(_negated(input), dim, keepdim)  # ties keep the first index: the map reverses order
 
 
 @op

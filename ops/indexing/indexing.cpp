@@ -21,7 +21,7 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, Device d
   if (flat.numel() == 0) return flat.contiguous();
   // One look on the host, as torch's CPU kernels do: the kernels then never read out of bounds.
   const int64_t high = amax(flat, std::nullopt, false).to(Device()).data<int64_t>()[0];
-  const int64_t low = -amax(unary_op(UnaryCode::Neg, flat), std::nullopt, false).to(Device()).data<int64_t>()[0];
+  const int64_t low = amin(flat, std::nullopt, false).to(Device()).data<int64_t>()[0];
   const int64_t bad = high >= size ? high : low;
   MT_CHECK_INDEX(high < size && low >= -size, "index ", bad, " is out of bounds for dimension with size ", size);
   if (low < 0) flat = where(binary_op(BinaryCode::Lt, flat, Operand::from_int(0)),
