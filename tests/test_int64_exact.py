@@ -111,3 +111,14 @@ def test_int64_min_index_and_label_are_refused():
         mt.index_select(mt.arange(3.0), 0, mt.tensor([I64_MIN, 0]))
     with pytest.raises(RuntimeError, match="Class values must be non-negative."):
         mt.nn.functional.one_hot(mt.tensor([I64_MIN, 1]), 3)
+
+
+def test_int64_sum_wraps_as_torch(rng):
+    """UBSan: a long int64 sum overflowed a signed accumulator (undefined behaviour); it wraps."""
+    values = np.array(_edge_values(rng, 40), dtype=np.int64).reshape(-1, 1)
+    t = mt.tensor(np.concatenate([values, values[::-1]], axis=1))  # rows and columns both reduce
+    assert t.sum().item() == _wrapped(int(sum(int(v) for v in values.ravel())) * 2)
+    assert t.sum(0).tolist() == [_wrapped(sum(int(v) for v in values.ravel()))] * 2
+    flat = [int(v) for v in values.ravel()]
+    assert t.sum(1).tolist() == [_wrapped(a + b) for a, b in zip(flat, flat[::-1])]
+    assert t.T.contiguous().sum(1).tolist() == t.sum(0).tolist()

@@ -33,21 +33,12 @@ MT_HD float ew_pow(float x, float y) { return powf(x, y); }
 MT_HD double ew_pow(double x, double y) { return pow(x, y); }
 MT_HD int64_t ew_pow(int64_t x, int64_t y) {  // torch rejects negative integer powers; 0 here
   if (y < 0) return x == 1 ? 1 : (x == -1 ? (y % 2 ? -1 : 1) : 0);
-  uint64_t r = 1, b = static_cast<uint64_t>(x);  // wraps as torch's does (see Wrap below)
+  uint64_t r = 1, b = static_cast<uint64_t>(x);  // wraps as torch's does (see wrap_t)
   for (; y > 0; y >>= 1, b *= b)
     if (y & 1) r *= b;
   return static_cast<int64_t>(r);
 }
 
-// int64 add, sub, mul, neg and abs wrap around modulo 2^64 as torch's do; computed in uint64_t,
-// because signed overflow (INT64_MIN * -1, -INT64_MIN) is undefined behaviour in C++. Floats
-// compute in their own type.
-template <typename T, bool = std::is_integral_v<T>>
-struct Wrap { using type = T; };
-template <typename T>
-struct Wrap<T, true> { using type = std::make_unsigned_t<T>; };
-template <typename T>
-using wrap_t = typename Wrap<T>::type;
 
 // NaN-propagating, like torch.maximum.
 template <typename T>
@@ -63,7 +54,7 @@ struct BinaryFn {
 
   MT_HD T arith(T x, T y) const {
     switch (code) {
-      case BinaryCode::Add: return T(wrap_t<T>(x) + wrap_t<T>(y));
+      case BinaryCode::Add: return wrapping_add(x, y);
       case BinaryCode::Sub: return T(wrap_t<T>(x) - wrap_t<T>(y));
       case BinaryCode::Mul: return T(wrap_t<T>(x) * wrap_t<T>(y));
       case BinaryCode::Div:
