@@ -34,7 +34,10 @@ ubsan=$(gcc -print-file-name=libubsan.so)
 so=$(cd /tmp && LD_PRELOAD="$asan $ubsan" ASAN_OPTIONS=detect_leaks=0 "$venv/bin/python" -c \
   "import minitensor, sys; sys.stdout.write(minitensor._C.__file__)") || exit 1
 case "$so" in "$venv"/*) ;; *) echo "the venv imports $so, not its own sanitized build"; exit 1 ;; esac
-nm -D "$so" | grep -q __asan_ || ldd "$so" | grep -q libasan || { echo "$so is not built with ASan"; exit 1; }
+# grep without -q reads to the end: with -q it may exit first, and pipefail then fails the check
+# on nm's or ldd's SIGPIPE.
+nm -D "$so" | grep __asan_ >/dev/null || ldd "$so" | grep libasan >/dev/null ||
+  { echo "$so is not built with ASan"; exit 1; }
 
 
 args=("$@")
