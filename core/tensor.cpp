@@ -54,6 +54,13 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+void check_no_internal_overlap(const Tensor& self) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.strides()[d] == 0 && self.shape()[d] > 1)
+      MT_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a "
+               "single memory location. Please clone() the tensor before performing the operation.");
+}
+
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {

@@ -80,6 +80,13 @@ inline bool same_memory(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage() || a.storage()->data() == b.storage()->data();
 }
 
+// torch's assert_no_internal_overlap, for every write into an existing tensor (in-place ops,
+// copy_, index_put_, an output a C++ caller supplies): a dim of stride 0 and size > 1 (an
+// expand) makes several elements one memory location, so what lands there would depend on the
+// order of the writes. Raises RuntimeError with torch's words. fill_ of a number (zero_) skips
+// it, as torch's does: one value written everywhere is the same in any order.
+void check_no_internal_overlap(const Tensor& self);
+
 // Creation. randn/rand draw from one process-wide generator seeded by manual_seed (on the host,
 // then copied), so a seed gives the same numbers on every device.
 Tensor zeros(const Shape& shape, DType dtype, Device device);

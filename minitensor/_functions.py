@@ -24,16 +24,23 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 MinResult = namedtuple("MinResult", ["values", "indices"])
 
 
+def _scaled(other, alpha):
+    """alpha * other; a number times a number stays a number (mul wants a tensor operand)."""
+    if alpha == 1:
+        return other
+    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+
+
 @op
 def add(input, other, alpha=1):
     """input + alpha * other."""
-    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Add.apply(input, _scaled(other, alpha))
 
 
 @op
 def sub(input, other, alpha=1):
     """input - alpha * other."""
-    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Sub.apply(input, _scaled(other, alpha))
 
 
 @op
@@ -126,11 +133,16 @@ def argmax(input, dim=None, keepdim: bool = False):
 # The minimum family is the maximum family of -x (exact: negation only flips the sign bit); bool
 # tensors, which have no negation, go through int64 and back.
 def _negated(input):
-    return neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64))
+    """An order-reversing map that is its own inverse, so min is _restore(max(_negated(x))): -x for
+    floats (differentiable), -1 - x (= ~x) for int64 and bool, where -x wraps at INT64_MIN
+    (-INT64_MIN is INT64_MIN) and would lose the minimum."""
+    if input.dtype.is_floating_point:
+        return neg(input)
+    return _C.sub(-1, input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64))
 
 
 def _restore(result, input):
-    result = neg(result)
+    result = _negated(result)
     return result.to(_C.dtype.bool) if input.dtype == _C.dtype.bool else result
 
 
@@ -139,7 +151,13 @@ def minimum(input, other):
     """Element-wise min, NaN-propagating; ties share the gradient evenly, as torch.minimum."""
     if input.dtype == _C.dtype.bool and isinstance(other, Tensor) and other.dtype == _C.dtype.bool:
         return _C.mul(input, other)
+    if _integral(input) and _integral(other):  # -1 - x, not -x: see _negated
+        return _C.sub(-1, _C.maximum(_C.sub(-1, input), _C.sub(-1, other)))
     return neg(maximum(neg(input), neg(other)))
+
+
+def _integral(x) -> bool:
+    return not x.dtype.is_floating_point if isinstance(x, Tensor) else isinstance(x, int)
 
 
 @op
@@ -162,7 +180,7 @@ def min(input, dim=None, keepdim: bool = False):  # noqa: A001  (torch.min)
 def argmin(input, dim=None, keepdim: bool = False):
     if input.dtype == _C.dtype.bool:
         raise RuntimeError("argmin(): does not support bool input")
-    return _C.argmax(_C.neg(input if input.dtype != _C.dtype.bool else input.to(_C.dtype.int64)), dim, keepdim)
+    return _C.argmax(_negated(input), dim, keepdim)  # ties keep the first index: the map reverses order
 
 
 @op

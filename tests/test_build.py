@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,9 +23,12 @@ needs_checkout = pytest.mark.skipif(not (ROOT / "CMakeLists.txt").is_file() or s
 def _configure(tmp_path: Path, *defines: str) -> list[dict]:
     """Configures the C++ library alone (no Python, no CUDA) and returns its compile commands."""
     build = tmp_path / "build"
+    # A sanitizer runtime preloaded into this process (scripts/sanitize_cpu.sh) must not follow
+    # cmake and make: they are not built for it (ASan reports make's own strndup).
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     proc = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DMINITENSOR_PYTHON=OFF",
                            "-DMINITENSOR_CUDA=OFF", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *defines],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((build / "compile_commands.json").read_text())
 

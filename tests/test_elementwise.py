@@ -178,6 +178,19 @@ def test_scalars_and_promotion():
     np.testing.assert_allclose(to_numpy(_C.maximum(f, 1.8)), [1.8, 2.0])
 
 
+@pytest.mark.parametrize("alpha", [2, -0.5])
+def test_add_sub_a_number_times_alpha(alpha, rng):
+    """torch.add(t, 1.5, alpha=2) is t + 3.0; a number times alpha once raised TypeError."""
+    x, other = rng.standard_normal((2, 3)), float(rng.standard_normal())
+    t = mt.tensor(x, dtype=mt.float64)
+    np.testing.assert_allclose(mt.add(t, other, alpha=alpha).numpy(), x + alpha * other, rtol=1e-15)
+    np.testing.assert_allclose(mt.sub(t, other, alpha=alpha).numpy(), x - alpha * other, rtol=1e-15)
+    np.testing.assert_allclose(t.add_(other, alpha=alpha).sub_(3, alpha=alpha).numpy(),
+                               x + alpha * other - alpha * 3, rtol=1e-15)
+    i = mt.tensor([1, 2])
+    assert mt.add(i, 3, alpha=2).dtype == mt.int64 and mt.add(i, 3, alpha=2).tolist() == [7, 8]
+
+
 def test_maximum_propagates_nan():
     out = to_numpy(_C.maximum(mt.tensor([float("nan"), 1.0]), mt.tensor([0.0, float("nan")])))
     assert np.isnan(out).all()

@@ -48,4 +48,4 @@ def kaiming_uniform_(tensor, a: float = 0.0, nonlinearity: str = "leaky_relu"):
 
 def zeros_(tensor):
     with no_grad():
-        return tensor.copy_(_C.zeros_like(tensor))
+        return tensor.zero_()  # as torch's: a fill, so an expanded tensor may be zeroed too

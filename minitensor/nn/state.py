@@ -60,7 +60,12 @@ def load_module_state_dict(module, state_dict, strict: bool, assign: bool) -> In
             if assign:
                 target.data = value.detach()
             else:
-                target.copy_(value)
+                try:
+                    target.copy_(value)
+                except Exception as ex:  # noqa: BLE001  (torch reports it with the others, in its words)
+                    errors.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{_size(target)} and whose dimensions in the checkpoint are {_size(value)}, "
+                                  f"an exception occurred : {ex.args}.")
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
     if strict:

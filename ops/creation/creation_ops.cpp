@@ -51,7 +51,7 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
     MT_CHECK_VALUE(labels.numel() > 0, "Can not infer total number of classes from empty tensor.");
   }
   if (labels.numel() > 0) {  // one look at the values on the host, as torch's CPU path does
-    const int64_t low = -amax(unary_op(UnaryCode::Neg, labels), std::nullopt, false).to(Device()).data<int64_t>()[0];
+    const int64_t low = amin(labels, std::nullopt, false).to(Device()).data<int64_t>()[0];
     const int64_t high = amax(labels, std::nullopt, false).to(Device()).data<int64_t>()[0];
     if (low < 0) MT_THROW(RuntimeError, "Class values must be non-negative.");
     if (num_classes < 0) num_classes = high + 1;

@@ -26,6 +26,19 @@ namespace mt {
 
 constexpr int kMaxOperands = 4;  // the output and up to three inputs
 
+// int64 arithmetic wraps around modulo 2^64 as torch's does, computed in the unsigned type:
+// signed overflow (INT64_MIN * -1, -INT64_MIN, a long int64 sum) is undefined behaviour in C++.
+// T(wrap_t<T>(x) op wrap_t<T>(y)) is that for integers and plain arithmetic for floats.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrap { using type = T; };
+template <typename T>
+struct Wrap<T, true> { using type = std::make_unsigned_t<T>; };
+template <typename T>
+using wrap_t = typename Wrap<T>::type;
+
+template <typename T>
+MT_HD T wrapping_add(T a, T b) { return T(wrap_t<T>(a) + wrap_t<T>(b)); }
+
 struct ElementwiseArgs {
   int ndim = 0;
   int64_t numel = 0;

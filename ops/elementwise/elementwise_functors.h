@@ -33,11 +33,12 @@ MT_HD float ew_pow(float x, float y) { return powf(x, y); }
 MT_HD double ew_pow(double x, double y) { return pow(x, y); }
 MT_HD int64_t ew_pow(int64_t x, int64_t y) {  // torch rejects negative integer powers; 0 here
   if (y < 0) return x == 1 ? 1 : (x == -1 ? (y % 2 ? -1 : 1) : 0);
-  int64_t r = 1;
-  for (; y > 0; y >>= 1, x *= x)
-    if (y & 1) r *= x;
-  return r;
+  uint64_t r = 1, b = static_cast<uint64_t>(x);  // wraps as torch's does (see wrap_t)
+  for (; y > 0; y >>= 1, b *= b)
+    if (y & 1) r *= b;
+  return static_cast<int64_t>(r);
 }
+
 
 // NaN-propagating, like torch.maximum.
 template <typename T>
@@ -53,9 +54,9 @@ struct BinaryFn {
 
   MT_HD T arith(T x, T y) const {
     switch (code) {
-      case BinaryCode::Add: return x + y;
-      case BinaryCode::Sub: return x - y;
-      case BinaryCode::Mul: return x * y;
+      case BinaryCode::Add: return wrapping_add(x, y);
+      case BinaryCode::Sub: return T(wrap_t<T>(x) - wrap_t<T>(y));
+      case BinaryCode::Mul: return T(wrap_t<T>(x) * wrap_t<T>(y));
       case BinaryCode::Div:
         if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : x / y;  // never reached: ints divide as float
         else return x / y;
@@ -90,9 +91,9 @@ struct UnaryFn {
 
   MT_HD T apply(T x) const {
     switch (code) {
-      case UnaryCode::Neg: return -x;
+      case UnaryCode::Neg: return T(-wrap_t<T>(x));
       case UnaryCode::Relu: return x > T(0) ? x : T(0);  // relu(NaN) = NaN in torch: x > 0 is false ...
-      case UnaryCode::Abs: return x < T(0) ? -x : x;
+      case UnaryCode::Abs: return x < T(0) ? T(-wrap_t<T>(x)) : x;
       default: break;
     }
     if constexpr (std::is_floating_point_v<T>) {  // ints are promoted to float32 before these

@@ -35,16 +35,8 @@ Tensor scalar_tensor(const Operand& value) {
   return t;
 }
 
-// torch's has_internal_overlap: a dim of stride 0 and size > 1 (an expand) makes several elements
-// one memory location, and writing through it in place would be ambiguous.
-void check_no_internal_overlap(const Tensor& self) {
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (self.strides()[d] == 0 && self.shape()[d] > 1)
-      MT_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a "
-               "single memory location. Please clone() the tensor before performing the operation.");
-}
-
-// fill_ writes one value everywhere, so torch allows it into an expanded tensor; copy_ does not.
+// The write shared by copy_ and fill_. Internal overlap (core/tensor.h) is checked by the callers:
+// torch lets fill_ of a number (and zero_) write one value through an expand, nothing else.
 const Tensor& write_(const Tensor& self, const Tensor& src) {
   copy_into(self, src);  // refuses read-only memory
   self.storage()->bump_version();
@@ -64,6 +56,7 @@ const Tensor& fill_(const Tensor& self, const Operand& value) {
   if (value.is_tensor()) {
     MT_CHECK_VALUE(value.tensor.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
                    value.tensor.dim(), " dimensions.");
+    check_no_internal_overlap(self);  // torch refuses fill_(0-d tensor) into an expand; only a number may
     return write_(self, value.tensor);
   }
   // torch's checked conversion: NaN, inf or a float beyond int64 has no int64 value (a plain cast

@@ -21,7 +21,7 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, Device d
   if (flat.numel() == 0) return flat.contiguous();
   // One look on the host, as torch's CPU kernels do: the kernels then never read out of bounds.
   const int64_t high = amax(flat, std::nullopt, false).to(Device()).data<int64_t>()[0];
-  const int64_t low = -amax(unary_op(UnaryCode::Neg, flat), std::nullopt, false).to(Device()).data<int64_t>()[0];
+  const int64_t low = amin(flat, std::nullopt, false).to(Device()).data<int64_t>()[0];
   const int64_t bad = high >= size ? high : low;
   MT_CHECK_INDEX(high < size && low >= -size, "index ", bad, " is out of bounds for dimension with size ", size);
   if (low < 0) flat = where(binary_op(BinaryCode::Lt, flat, Operand::from_int(0)),
@@ -67,6 +67,9 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 const Tensor& index_put_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool accumulate) {
   self.storage()->check_writable();
+  // torch only warns here ("Use of index_put_ on expanded tensors is deprecated") and scatters into
+  // the shared locations; its answer then depends on which write lands last, so this raises instead.
+  check_no_internal_overlap(self);
   const Tensor target = self.dim() == 0 ? self.reshape({1}) : self;
   dim = wrap_dim(dim, target.dim());
   const Tensor idx = checked_index("index_put_", index, target.shape()[dim], self.device());

@@ -6,6 +6,7 @@
 #include "core/broadcast.h"
 #include "core/cuda_runtime.h"
 #include "core/errors.h"
+#include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce_kernels.h"
 
 namespace mt {
@@ -135,6 +136,13 @@ Tensor mean(const Tensor& x, const DimList& dims, bool keepdim) {
 
 Tensor amax(const Tensor& x, const DimList& dims, bool keepdim) {
   return max_values("amax", x, reduced_mask(x, dims), keepdim, nullptr);
+}
+
+Tensor amin(const Tensor& x, const DimList& dims, bool keepdim) {
+  if (is_floating_point(x.dtype())) return unary_op(UnaryCode::Neg, amax(unary_op(UnaryCode::Neg, x), dims, keepdim));
+  const Operand minus_one = Operand::from_int(-1);
+  const Tensor reversed_max = amax(binary_op(BinaryCode::Sub, minus_one, x), dims, keepdim);
+  return binary_op(BinaryCode::Sub, minus_one, reversed_max).to(x.dtype());
 }
 
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {

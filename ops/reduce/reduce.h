@@ -18,6 +18,9 @@ using DimList = std::optional<std::vector<int64_t>>;
 Tensor sum(const Tensor& x, const DimList& dims, bool keepdim);
 Tensor mean(const Tensor& x, const DimList& dims, bool keepdim);
 Tensor amax(const Tensor& x, const DimList& dims, bool keepdim);
+// amax of an order-reversing map, mapped back: -x for floats, -1 - x (= ~x) for int64 and bool,
+// where -x would wrap at INT64_MIN (-INT64_MIN is INT64_MIN) and lose the minimum.
+Tensor amin(const Tensor& x, const DimList& dims, bool keepdim);
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim);  // (values, int64 indices)
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim);   // None: over the flattened x
 

@@ -28,7 +28,7 @@ template <typename T, typename A = cpu_acc_t<T>>
 ReduceState<A> reduce_span(ReduceKind kind, const T* row, int64_t begin, int64_t end) {
   if (kind == ReduceKind::Sum) {
     A s = 0;
-    for (int64_t r = begin; r < end; ++r) s += static_cast<A>(row[r]);
+    for (int64_t r = begin; r < end; ++r) s = wrapping_add(s, static_cast<A>(row[r]));  // int64 wraps, as torch's
     return {s, 0};
   }
   ReduceState<A> st = reduce_identity<A>(kind);
@@ -79,7 +79,7 @@ void reduce_cpu_typed(ReduceKind kind, const T* in, T* values, int64_t* indices,
         std::fill(acc, acc + w, A(0));
         for (int64_t r = 0; r < s.axis; ++r) {
           const T* row = base + r * s.inner;
-          for (int64_t j = 0; j < w; ++j) acc[j] += static_cast<A>(row[j]);
+          for (int64_t j = 0; j < w; ++j) acc[j] = wrapping_add(acc[j], static_cast<A>(row[j]));
         }
         for (int64_t j = 0; j < w; ++j) finish(o * s.inner + i0 + j, {acc[j], 0});
         continue;

@@ -39,7 +39,7 @@ MT_HD ReduceState<A> reduce_identity(ReduceKind kind) {
 // does not depend on the order partial states are combined in.
 template <typename A>
 MT_HD ReduceState<A> reduce_combine(ReduceKind kind, ReduceState<A> a, ReduceState<A> b) {
-  if (kind == ReduceKind::Sum) return {a.value + b.value, 0};
+  if (kind == ReduceKind::Sum) return {wrapping_add(a.value, b.value), 0};  // int64 sums wrap, as torch's
   const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
   bool take_b;
   if (a_nan) take_b = b_nan && b.index < a.index;

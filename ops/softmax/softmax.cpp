@@ -60,9 +60,12 @@ void check_same(const Tensor& a, const char* a_name, const Tensor& b, const char
                  " of the same shape, but got ", shape_str(a.shape()), " and ", shape_str(b.shape()));
 }
 
-// An output the caller supplied must be exactly where the kernel will write.
+// An output the caller supplied must be exactly where the kernel will write, and writable: the
+// same checks as any other write into an existing tensor (read-only memory, an expand).
 void check_output(const Tensor& input, const Tensor& output, bool log) {
   check_same(input, "input", output, "output", log);
+  output.storage()->check_writable();
+  check_no_internal_overlap(output);
   MT_CHECK_VALUE(output.is_contiguous(), op_name(log), ": the output tensor must be contiguous");
 }
 
