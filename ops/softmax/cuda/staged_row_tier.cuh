@@ -8,19 +8,23 @@
 //             the block results combined through distributed shared memory: long rows (tier 3a).
 // Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and copies
 // them into its own slots of a shared-memory ring (cp.async: no register holds data in flight).
-// The forward of float32 (and of 16-bit types past 16 values a thread) then reads the row from
-// the ring on each pass (max, sum of exp, output) instead of holding it in registers, so a
-// thread can own 32-64 values without spilling; the rest hold their values in registers. Each
-// element crosses HBM once in and once out.
+// The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
+// the row from the ring on each pass (max, sum of exp, output) instead of holding it in
+// registers, so a thread can own 32-64 values without spilling; the rest hold their values in
+// registers. Each element crosses HBM once in and once out. A forward row's statistics take one
+// block barrier: each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded
+// once (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way
+// (cluster_reduce.cuh).
 //
-// What keeps HBM busy: the lanes and block tiers launch a block for every row group and let the
-// scheduler overlap blocks (measured faster than a persistent grid of the same kernel on an
-// H100: [524288, 128] float32 89% -> 97% of copy). The cluster tier, whose blocks fill SMs and
-// meet at a cluster barrier every row, is persistent: its clusters loop over rows, and a thread
-// issues the copies of row i + stages - 1 into the ring before it reduces row i, so the next
-// rows' loads are in flight during this row's barriers. A thread only reads the slots it filled
-// itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
-// (vec == false) are loaded element by element.
+// What keeps HBM busy: the lanes and block tiers, and the cluster tier's forward, launch a
+// block (a cluster) for every row group and let the scheduler overlap them (measured faster
+// than a persistent grid of the same kernel on an H100: [524288, 128] float32 89% -> 97% of
+// copy). The backward's cluster tier, whose blocks of up to 1024 threads fill SMs, is
+// persistent: its clusters loop over rows, and a thread issues the copies of row
+// i + stages - 1 into the ring before it reduces row i, so the next rows' loads are in flight
+// during this row's reductions. A thread only reads the slots it filled itself, so the ring
+// needs no barrier of its own. Rows that are not 16-byte aligned (vec == false) are loaded
+// element by element.
 #pragma once
 
 #include "core/dtype.h"
