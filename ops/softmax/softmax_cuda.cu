@@ -300,8 +300,9 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
 
 // Tier 3a's cluster size for persistent clusters over rows of `cols`, at least `cs` blocks: the
 // one that keeps the most threads (so the most packs in flight) resident. Only the clusters that
-// fit at once run, and a size that packs the GPU's SM groups badly leaves SMs idle ([8192, 50304]
-// float64 took 13-block clusters: 182 blocks where 264 fit, DRAM 29% on an H100).
+// fit at once run, and a size that packs the GPU's SM groups badly leaves SMs idle (13-block
+// clusters of [8192, 50304] float64: 182 blocks where 264 fit, DRAM 29%). H100 backward kernel
+// times: [2048, 151936] float32 2017 -> 1532 us, float16 981 -> 776.
 template <typename T, int PACKS, bool Log, bool Bwd>
 int64_t fullest_persistent_cluster(int64_t cols, int64_t cs) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;

@@ -17,6 +17,42 @@ namespace mt {
 constexpr int kSplitRowThreads = 512;
 constexpr int kSplitRowUnroll = 4;
 
+// The part of a row that block `bid` owns: its row, first column and length.
+struct SplitChunk {
+  int64_t row, c0, len;
+};
+__device__ __forceinline__ SplitChunk split_chunk(int64_t bid, int64_t cols, int64_t chunk,
+                                                  int64_t chunks) {
+  const int64_t row = bid / chunks, c0 = bid % chunks * chunk;
+  return {row, c0, cols - c0 < chunk ? cols - c0 : chunk};
+}
+
+// A thread's next kSplitRowUnroll packs of its chunk (p0, p0 + kSplitRowThreads, ...) of x or y
+// into va and of dy into vb; packs past the chunk read as `fill` (va) and 0 (vb).
+template <int N, bool Bwd, typename T, typename A>
+__device__ __forceinline__ void load_split_batch(const T* ra, const T* rb, int p0, int npk,
+                                                 int64_t len, bool vec, A (&va)[kSplitRowUnroll][N],
+                                                 A (&vb)[kSplitRowUnroll][N], A fill) {
+#pragma unroll
+  for (int u = 0; u < kSplitRowUnroll; ++u) {
+    const int p = p0 + u * kSplitRowThreads;
+    const int64_t e = p < npk ? len : 0;
+    load_pack<N>(ra, int64_t(p) * N, e, vec, va[u], fill);
+    if constexpr (Bwd) load_pack<N>(rb, int64_t(p) * N, e, vec, vb[u], A(0));
+  }
+}
+
+// The block's partial: the backward's sum (in .s), or the forward's online (max, sum).
+template <bool Bwd, typename A>
+__device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A>* scratch) {
+  if constexpr (Bwd) {
+    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
+    return st;
+  } else {
+    return block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
+  }
+}
+
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSplitRowThreads)
     softmax_split_stats_kernel(const T* __restrict__ a, const T* __restrict__ b, int64_t cols,
@@ -26,22 +62,14 @@ __global__ void __launch_bounds__(kSplitRowThreads)
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[33];
-  const int64_t row = blockIdx.x / chunks, c = blockIdx.x % chunks;
-  const int64_t c0 = c * chunk;
-  const int64_t end = (cols - c0 < chunk ? cols - c0 : chunk);
-  const T* ra = a + row * cols + c0;
-  const T* rb = Bwd ? b + row * cols + c0 : nullptr;
+  const SplitChunk ch = split_chunk(blockIdx.x, cols, chunk, chunks);
+  const T* ra = a + ch.row * cols + ch.c0;
+  const T* rb = Bwd ? b + ch.row * cols + ch.c0 : nullptr;
   MaxSum<A> st = maxsum_identity<A>();
-  const int npk = int((end + N - 1) / N);
+  const int npk = int((ch.len + N - 1) / N);
   for (int p0 = threadIdx.x; p0 < npk; p0 += kSplitRowUnroll * kSplitRowThreads) {
     A va[kSplitRowUnroll][N], vb[kSplitRowUnroll][N];
-#pragma unroll
-    for (int u = 0; u < kSplitRowUnroll; ++u) {
-      const int p = p0 + u * kSplitRowThreads;
-      const int64_t e = p < npk ? end : 0;
-      load_pack<N>(ra, int64_t(p) * N, e, vec, va[u], Bwd ? A(0) : A(-INFINITY));
-      if constexpr (Bwd) load_pack<N>(rb, int64_t(p) * N, e, vec, vb[u], A(0));
-    }
+    load_split_batch<N, Bwd>(ra, rb, p0, npk, ch.len, vec, va, vb, Bwd ? A(0) : A(-INFINITY));
 #pragma unroll
     for (int u = 0; u < kSplitRowUnroll; ++u) {  // padding reads as -inf (fwd) or 0 (bwd)
       if constexpr (Bwd) {
@@ -52,11 +80,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
       }
     }
   }
-  if constexpr (Bwd) {
-    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
-  } else {
-    st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
-  }
+  st = block_reduce_partial<Bwd>(st, scratch);
   if (threadIdx.x == 0) partials[blockIdx.x] = st;
 }
 
@@ -69,45 +93,35 @@ __global__ void __launch_bounds__(kSplitRowThreads)
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[33];
-  const int64_t bid = gridDim.x - 1 - blockIdx.x;  // reverse order: L2 hits first
-  const int64_t row = bid / chunks, c = bid % chunks;
+  // Reverse order: L2 hits first.
+  const SplitChunk ch = split_chunk(gridDim.x - 1 - blockIdx.x, cols, chunk, chunks);
   MaxSum<A> st = maxsum_identity<A>();
   if constexpr (Bwd) st.m = 0;
   for (int64_t i = threadIdx.x; i < chunks; i += kSplitRowThreads) {
-    const MaxSum<A> q = partials[row * chunks + i];
+    const MaxSum<A> q = partials[ch.row * chunks + i];
     if constexpr (Bwd)
       st.s += q.s;
     else
       st = maxsum_combine(st, q);
   }
-  if constexpr (Bwd) {
-    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
-  } else {
-    st = block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
-  }
+  st = block_reduce_partial<Bwd>(st, scratch);
   const A coef = Bwd ? A(0) : fwd_coef<Log>(st.s, st.m);
-  const int64_t c0 = c * chunk;
-  const int64_t end = (cols - c0 < chunk ? cols - c0 : chunk);
-  const T* ra = a + row * cols + c0;
-  const T* rb = Bwd ? b + row * cols + c0 : nullptr;
-  T* ro = out + row * cols + c0;
+  const T* ra = a + ch.row * cols + ch.c0;
+  const T* rb = Bwd ? b + ch.row * cols + ch.c0 : nullptr;
+  T* ro = out + ch.row * cols + ch.c0;
+  const int64_t end = ch.len;
   const int npk = int((end + N - 1) / N);
   for (int p0 = threadIdx.x; p0 < npk; p0 += kSplitRowUnroll * kSplitRowThreads) {
     A va[kSplitRowUnroll][N], vb[kSplitRowUnroll][N];
-#pragma unroll
-    for (int u = 0; u < kSplitRowUnroll; ++u) {
-      const int p = p0 + u * kSplitRowThreads;
-      const int64_t e = p < npk ? end : 0;
-      load_pack<N>(ra, int64_t(p) * N, e, vec, va[u], A(0));
-      if constexpr (Bwd) load_pack<N>(rb, int64_t(p) * N, e, vec, vb[u], A(0));
-    }
+    load_split_batch<N, Bwd>(ra, rb, p0, npk, end, vec, va, vb, A(0));
 #pragma unroll
     for (int u = 0; u < kSplitRowUnroll; ++u) {
       const int p = p0 + u * kSplitRowThreads;
       if (p < npk) {
 #pragma unroll
         for (int j = 0; j < N; ++j)
-          va[u][j] = Bwd ? bwd_out<Log, kFast>(va[u][j], vb[u][j], st.s) : fwd_out<Log, kFast>(va[u][j], st.m, coef);
+          va[u][j] = Bwd ? bwd_out<Log, kFast>(va[u][j], vb[u][j], st.s)
+                         : fwd_out<Log, kFast>(va[u][j], st.m, coef);
         store_pack<N>(ro, int64_t(p) * N, end, vec, va[u]);
       }
     }
