@@ -23,7 +23,7 @@ void run_forward(const Tensor& x, const Tensor& y, int64_t dim, bool log) {
     cuda::DeviceGuard guard(x.device().index);
 #ifdef MINITENSOR_WITH_CUDA
     MT_DISPATCH_FLOATING_TYPES(x.dtype(), op_name(log), [&] {
-      softmax_forward_cuda(x.data_ptr(), y.data_ptr(), x.dtype(), shape, log, nullptr);
+      softmax_forward_cuda(x.data_ptr(), y.data_ptr(), x.dtype(), shape, log);
     });
 #endif
     return;
@@ -41,7 +41,7 @@ void run_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, int64_t d
     cuda::DeviceGuard guard(y.device().index);
 #ifdef MINITENSOR_WITH_CUDA
     MT_DISPATCH_FLOATING_TYPES(y.dtype(), op_name(log), [&] {
-      softmax_backward_cuda(y.data_ptr(), dy.data_ptr(), dx.data_ptr(), y.dtype(), shape, log, nullptr);
+      softmax_backward_cuda(y.data_ptr(), dy.data_ptr(), dx.data_ptr(), y.dtype(), shape, log);
     });
 #endif
     return;

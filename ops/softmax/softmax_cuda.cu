@@ -92,7 +92,7 @@ inline bool persistent_grid(bool tier_choice) {
 // `grid`: blocks for one row group each. Persistent: as many of them as fit at once, looping.
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
-                   int threads, int64_t grid, bool persistent, bool vec, cudaStream_t stream) {
+                   int threads, int64_t grid, bool persistent, bool vec) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
   persistent = persistent_grid(persistent);
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
@@ -100,7 +100,7 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   allow_dynamic_smem(kernel, smem);
   const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
   grid = std::min<int64_t>(persistent ? std::min(grid, fill) : grid, INT32_MAX);  // the rest loop
-  kernel<<<unsigned(grid), threads, smem, stream>>>(
+  kernel<<<unsigned(grid), threads, smem>>>(
       static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
       chunk, lanes_log2, stages, vec);
   MT_CUDA_CHECK_LAUNCH();
@@ -114,7 +114,7 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
 // 147 us; [524288, 128] float16 4 x 4 96 us, 8 x 2 100 us. The backward holds y and dy in
 // registers: half of lanes_row_max_packs a lane.
 template <typename T, bool Log, bool Bwd>
-void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cudaStream_t stream) {
+void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   constexpr int N = pack_size<T>();
   constexpr int kMinLanes = Bwd ? 1 : sizeof(T) == 4 ? 8 : sizeof(T) == 2 ? 2 : 1;
   const int64_t npk = ceil_div(cols, N);
@@ -141,7 +141,7 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec, cuda
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
       launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, int(npk), log2_exact(lanes),
-                                                      block_threads, grid, false, vec, stream);
+                                                      block_threads, grid, false, vec);
   };
   switch (packs) {
     case 1: return run(std::integral_constant<int, 1>());
@@ -161,7 +161,7 @@ int block_threads_for(int64_t elems) {
 
 // A launch configuration with a cluster dimension; `attr` must outlive the returned config.
 cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_t smem,
-                                  cudaStream_t stream, cudaLaunchAttribute* attr) {
+                                  cudaLaunchAttribute* attr) {
   attr->id = cudaLaunchAttributeClusterDimension;
   attr->val.clusterDim.x = unsigned(cluster);
   attr->val.clusterDim.y = 1;
@@ -169,8 +169,7 @@ cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(grid));
   config.blockDim = dim3(unsigned(threads));
-  config.dynamicSmemBytes = size_t(smem);
-  config.stream = stream;
+  config.dynamicSmemBytes = size_t(smem);  // config.stream 0: the default stream
   config.attrs = attr;
   config.numAttrs = 1;
   return config;
@@ -186,7 +185,7 @@ int active_clusters(Kernel kernel, int cs, int threads, int64_t smem) {
         if (cluster > 8)  // 9..16 blocks: the non-portable cluster sizes Hopper allows
           MT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t config = cluster_config(cluster, cluster, nthreads, bytes, nullptr, &attr);
+        const cudaLaunchConfig_t config = cluster_config(cluster, cluster, nthreads, bytes, &attr);
         int n = 0;
         if (cudaOccupancyMaxActiveClusters(&n, k, &config) != cudaSuccess) {
           (void)cudaGetLastError();
@@ -200,12 +199,12 @@ int active_clusters(Kernel kernel, int cs, int threads, int64_t smem) {
 // clusters of that shape cannot run on this device (then the caller takes another tier).
 template <typename... Params, typename... Args>
 bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threads, int64_t smem,
-                      cudaStream_t stream, Args... args) {
+                      Args... args) {
   if (rows * cs >= (int64_t(1) << 31)) return false;
   const int active = active_clusters(kernel, cs, threads, smem);
   if (active == 0) return false;
   cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = cluster_config(rows * cs, cs, threads, smem, stream, &attr);
+  const cudaLaunchConfig_t config = cluster_config(rows * cs, cs, threads, smem, &attr);
   MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
   return true;
 }
@@ -213,8 +212,7 @@ bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threa
 // Tier 3b: each row over a cluster, its chunks cached in shared memory (rows too long for the
 // registers of 16 blocks); false when the cluster cannot be launched.
 template <typename T, bool Log, bool Bwd>
-bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec,
-                         cudaStream_t stream) {
+bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec) {
   constexpr int N = pack_size<T>();
   const int chunk = int(ceil_div(ceil_div(cols, cs), N) * N);
   const int64_t smem = block_tier_smem<T, Bwd>(chunk);
@@ -222,13 +220,13 @@ bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec
   auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
   allow_dynamic_smem(kernel, smem);
   // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
-  return launch_clustered(kernel, rows, cs, block_threads_for<T>(chunk), smem, stream,
+  return launch_clustered(kernel, rows, cs, block_threads_for<T>(chunk), smem,
                           static_cast<const T*>(p.a), static_cast<const T*>(p.b),
                           static_cast<T*>(p.out), rows, cols, chunk, vec);
 }
 
 template <typename T, bool Log, bool Bwd>
-void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
@@ -242,15 +240,16 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols, cudaStream
   MT_ASSERT(blocks < (int64_t(1) << 31), "split-row softmax grid too large");
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   // The chunks' (max, sum) pass from the first kernel to the second through scratch memory from
-  // the tensors' pool, freed stream-ordered after both (softmax runs on the pool's stream).
+  // the tensors' pool, freed stream-ordered after both (softmax, like the pool, runs on the
+  // default stream).
   cuda::ScratchBuffer scratch(size_t(blocks) * sizeof(MaxSum<A>));
   MaxSum<A>* partials = scratch.as<MaxSum<A>>();
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
-  softmax_split_stats_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
+  softmax_split_stats_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads>>>(
       a, b, cols, chunk, chunks, vec, partials);
   MT_CUDA_CHECK_LAUNCH();
-  softmax_split_apply_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads, 0, stream>>>(
+  softmax_split_apply_kernel<T, Log, Bwd><<<unsigned(blocks), kSplitRowThreads>>>(
       a, b, static_cast<T*>(p.out), cols, chunk, chunks, vec, partials);
   MT_CUDA_CHECK_LAUNCH();
 }
@@ -277,7 +276,7 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 // scheduler overlaps them). False when such clusters cannot run here.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
-                             bool vec, cudaStream_t stream) {
+                             bool vec) {
   const int chunk = int(ceil_div(ceil_div(cols, pack_size<T>()), cs));
   const int threads = cluster_row_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
@@ -291,7 +290,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   if (active == 0) return false;
   const int64_t clusters = std::min<int64_t>(rows, persistent ? active : INT32_MAX / cs);
   cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, stream, &attr);
+  const cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, &attr);
   MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(p.a),
                                    static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
                                    chunk, 0, stages, vec));
@@ -321,15 +320,14 @@ int64_t fullest_persistent_cluster(int64_t cols, int64_t cs) {
 
 // Tiers 2 and 3a with PACKS packs a thread: false when the row needs more than 16 blocks.
 template <typename T, int PACKS, bool Log, bool Bwd>
-bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t cs, bool vec,
-                             cudaStream_t stream) {
+bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t cs, bool vec) {
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
     const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
     // A block a row, not persistent even for wide rows that fill an SM ([2048, 32768] float16
     // 85% -> 92% of copy on an H100).
     launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, rows,
-                                                         false, vec, stream);
+                                                         false, vec);
     return true;
   }
   // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
@@ -344,8 +342,7 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   // slower: backward [2048, 151936] float16 986 -> 1589 us).
   const bool persistent = rows >= 2 * dev.sm_count && Bwd;
   if (persistent) cs = fullest_persistent_cluster<T, PACKS, Log, Bwd>(cols, cs);
-  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec,
-                                                     stream);
+  return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec);
 }
 
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads
@@ -370,14 +367,14 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
 template <typename T, bool Log, bool Bwd>
-void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t stream) {
+void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   constexpr int N = pack_size<T>();
   constexpr int kNarrow = block_row_packs<T, Bwd, false>(), kWide = block_row_packs<T, Bwd, true>();
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
-    return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec, stream);
+    return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
   // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
   // making chunks shorter than 4K elements. (Against two an SM, on an H100: [8, 131072] takes
@@ -406,12 +403,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
                       (forced_packs == 0 && cs > 1 &&
                        !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
     if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(max_threads) * kWide));
-    if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)
-             : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec, stream))
+    if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)
+             : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (narrow_cs == 1 && forced_packs != 2 &&
              (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
-    if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec, stream)) return;
+    if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec)) return;
   } else {
     // A forward row that needs a cluster anyway, and any 16-bit one (64 values a thread, read
     // twice from the ring), splits into blocks of at most 512 threads, a cluster a row: several
@@ -422,14 +419,14 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
     if (!Bwd && (cs > 1 || sizeof(T) == 2))
       cs = ceil_div(npk, int64_t(std::min(max_threads, 512)) * kWide);
-    if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, stream)) return;
+    if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)) return;
   }
   // Tier 3b: the row's chunks cached in shared memory over a cluster, for rows too long for the
   // registers of 16 blocks.
   const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   const int64_t cs_smem = std::max<int64_t>(narrow_cs, ceil_div(row_bytes, kRowBlockBytes));
   if (dev.clusters && cols < (int64_t(1) << 30) && cs_smem <= 16 && rows * cs_smem >= dev.sm_count / 2 &&
-      launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec, stream))
+      launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec))
     return;
 // Tier 2b (no clusters): one block a row, the row in shared memory.
   const int64_t smem = block_tier_smem<T, Bwd>(cols);
@@ -438,19 +435,19 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols, cudaStream_t st
     allow_dynamic_smem(kernel, smem);
     const int threads = block_threads_for<T>(npk * N);
     const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
-    kernel<<<int(std::min(rows, fill)), threads, smem, stream>>>(
+    kernel<<<int(std::min(rows, fill)), threads, smem>>>(
         static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows,
         int(cols), int(npk * N), vec);
     MT_CUDA_CHECK_LAUNCH();
     return;
   }
-  launch_split_row_tier<T, Log, Bwd>(p, rows, cols, stream);
+  launch_split_row_tier<T, Log, Bwd>(p, rows, cols);
 }
 
 // Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
 // cannot run here).
 template <typename T, int N, bool Log, bool Bwd>
-bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaStream_t stream) {
+bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
   constexpr int kMaxPacks = column_max_packs<Bwd>();
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(s.inner, N);
@@ -491,9 +488,9 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaSt
     T* out = static_cast<T*>(p.out);
     const int tx_log2 = log2_exact(int(tx));
     if (cs > 1)
-      return launch_clustered(kernel, groups, int(cs), threads, 0, stream, a, b, out, s.axis,
+      return launch_clustered(kernel, groups, int(cs), threads, 0, a, b, out, s.axis,
                               s.inner, tiles, tx_log2, int(cs));
-    kernel<<<unsigned(groups), threads, 0, stream>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1);
+    kernel<<<unsigned(groups), threads>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1);
     MT_CUDA_CHECK_LAUNCH();
     return true;
   };
@@ -512,20 +509,20 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs, cudaSt
 // has 392-byte rows), or one element. False when tier 4 must take it (or MT_SOFTMAX_COLUMN_PACKS
 // is -1, for comparisons).
 template <typename T, bool Log, bool Bwd>
-bool launch_column_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+bool launch_column_tier(const Ptrs& p, SoftmaxShape s) {
   if (env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0) return false;
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
-  if (packs_of(N)) return launch_column_tier<T, N, Log, Bwd>(p, s, false, stream);
+  if (packs_of(N)) return launch_column_tier<T, N, Log, Bwd>(p, s, false);
   if constexpr (sizeof(T) == 2) {
-    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, true, stream);
+    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, true);
   }
-  return launch_column_tier<T, 1, Log, Bwd>(p, s, true, stream);
+  return launch_column_tier<T, 1, Log, Bwd>(p, s, true);
 }
 
 // Tier 4: inner > 1.
 template <typename T, bool Log, bool Bwd>
-void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
+void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(s.inner, N);
@@ -534,7 +531,7 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
   // The group in registers (of a cluster), when the axis allows.
-  if (launch_column_tier<T, Log, Bwd>(p, s, stream)) return;
+  if (launch_column_tier<T, Log, Bwd>(p, s)) return;
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));
@@ -546,7 +543,7 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
   allow_dynamic_smem(kernel, smem);
   const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerThreads, smem)) * dev.sm_count;
   const int grid = int(std::min(s.outer * tiles, fill));
-  kernel<<<grid, kInnerThreads, smem, stream>>>(static_cast<const T*>(p.a),
+  kernel<<<grid, kInnerThreads, smem>>>(static_cast<const T*>(p.a),
                                                static_cast<const T*>(p.b), static_cast<T*>(p.out),
                                                s.outer, s.axis, s.inner, log2_exact(int(tx)),
                                                tiles, vec, onchip);
@@ -554,34 +551,33 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
 }
 
 template <typename T, bool Log, bool Bwd>
-void launch_softmax(const Ptrs& p, SoftmaxShape s, cudaStream_t stream) {
-  if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s, stream);
-  launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis, stream);
+void launch_softmax(const Ptrs& p, SoftmaxShape s) {
+  if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s);
+  launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis);
 }
 
 template <bool Bwd>
-void dispatch(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, cudaStream_t stream) {
+void dispatch(const Ptrs& p, DType dtype, SoftmaxShape s, bool log) {
   if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0) return;
   const char* name = Bwd ? (log ? "log_softmax_backward_cuda" : "softmax_backward_cuda")
                          : (log ? "log_softmax_cuda" : "softmax_cuda");
   MT_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
     if (log)
-      launch_softmax<scalar_t, true, Bwd>(p, s, stream);
+      launch_softmax<scalar_t, true, Bwd>(p, s);
     else
-      launch_softmax<scalar_t, false, Bwd>(p, s, stream);
+      launch_softmax<scalar_t, false, Bwd>(p, s);
   });
 }
 
 }  // namespace
 
-void softmax_forward_cuda(const void* x, void* y, DType dtype, SoftmaxShape shape, bool log,
-                          cudaStream_t stream) {
-  dispatch<false>(Ptrs{x, nullptr, y}, dtype, shape, log, stream);
+void softmax_forward_cuda(const void* x, void* y, DType dtype, SoftmaxShape shape, bool log) {
+  dispatch<false>(Ptrs{x, nullptr, y}, dtype, shape, log);
 }
 
 void softmax_backward_cuda(const void* y, const void* dy, void* dx, DType dtype,
-                           SoftmaxShape shape, bool log, cudaStream_t stream) {
-  dispatch<true>(Ptrs{y, dy, dx}, dtype, shape, log, stream);
+                           SoftmaxShape shape, bool log) {
+  dispatch<true>(Ptrs{y, dy, dx}, dtype, shape, log);
 }
 
 }  // namespace mt

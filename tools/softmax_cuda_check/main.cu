@@ -127,9 +127,9 @@ static void check_case(SoftmaxShape s, bool log, bool bwd, int off, bool special
   if (bwd) b.upload(hb);
   const DType dt = mt::DTypeOf<T>::value;
   if (bwd)
-    mt::softmax_backward_cuda(a.ptr, b.ptr, out.ptr, dt, s, log, 0);
+    mt::softmax_backward_cuda(a.ptr, b.ptr, out.ptr, dt, s, log);
   else
-    mt::softmax_forward_cuda(a.ptr, out.ptr, dt, s, log, 0);
+    mt::softmax_forward_cuda(a.ptr, out.ptr, dt, s, log);
   CK(cudaDeviceSynchronize());
   std::vector<T> got = out.download_with_guard();
   const Tol tol = tol_for<T>();
@@ -194,10 +194,10 @@ static void run_tests(bool big) {
     check_shape<mt::BFloat16>(s);
   }
   // Empty tensors launch nothing; non-float dtypes raise TypeError.
-  mt::softmax_forward_cuda(nullptr, nullptr, DType::Float32, {0, 5, 1}, false, 0);
-  mt::softmax_backward_cuda(nullptr, nullptr, nullptr, DType::Float16, {3, 0, 2}, true, 0);
+  mt::softmax_forward_cuda(nullptr, nullptr, DType::Float32, {0, 5, 1}, false);
+  mt::softmax_backward_cuda(nullptr, nullptr, nullptr, DType::Float16, {3, 0, 2}, true);
   try {
-    mt::softmax_forward_cuda(nullptr, nullptr, DType::Int64, {1, 5, 1}, false, 0);
+    mt::softmax_forward_cuda(nullptr, nullptr, DType::Int64, {1, 5, 1}, false);
     std::printf("FAIL int64 did not throw\n");
     ++g_failures;
   } catch (const mt::TypeError& e) {
@@ -291,8 +291,8 @@ static void run_bench() {
     for (int d = 0; d < 4; ++d) {
       const double bytes = double(s.numel()) * mt::itemsize(dts[d]);
       const int reps = bytes > 1e8 ? 15 : 30;
-      const double tf = time_it([&] { mt::softmax_forward_cuda(x, y, dts[d], s, false, 0); }, reps);
-      const double tb = time_it([&] { mt::softmax_backward_cuda(x, dy, y, dts[d], s, false, 0); }, reps);
+      const double tf = time_it([&] { mt::softmax_forward_cuda(x, y, dts[d], s, false); }, reps);
+      const double tb = time_it([&] { mt::softmax_backward_cuda(x, dy, y, dts[d], s, false); }, reps);
       const double gf = 2 * bytes / tf / 1e9, gb = 3 * bytes / tb / 1e9;
       std::snprintf(fwd_cols[d], 32, "%6.0f (%3.0f%%)", gf, 100 * gf / copy_bw);
       std::snprintf(bwd_cols[d], 16, "%7.0f", gb);
