@@ -8,7 +8,7 @@
 // Two sets of slots (and mbarriers) alternate. A block writes set p of exchange k + 2 only after
 // every block of the cluster has pushed exchange k + 1, which each does after reading exchange
 // k; callers reduce within the block (a __syncthreads) between exchanges, so that all of a
-// block's threads have read set p before its thread 0 pushes again. Every block of a cluster
+// block's threads have read set p before its first warp pushes again. Every block of a cluster
 // takes part in the same exchanges, so none exits while a push to it is on its way.
 #pragma once
 

@@ -100,11 +100,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   constexpr int N = pack_size<T>();
   constexpr int K = PACKS * N;
   constexpr int kTensors = Bwd ? 2 : 1;
-  // Forward of float32, and of 16-bit types past 16 values a thread: the row is not copied
-  // into registers; each pass (max, sum, output) reads it from the ring again and converts it
-  // again, so a thread holds any number of values without spilling (32 floats a thread spilled
-  // at 1024 threads a block), at the price of a second exp per element in 16-bit (float64's exp
-  // is too dear for that).
+  // Forward of float32 and float64 (outside the lanes tier), and of 16-bit types past 16 values
+  // a thread: the row is not copied into registers; each pass (max, sum, output) reads it from
+  // the ring again and converts it again, so a thread holds any number of values without
+  // spilling (32 floats a thread spilled at 1024 threads a block), at the price of a second exp
+  // per element in 16-bit (float32 and float64 keep exp in their slot instead).
   constexpr bool kFromRing = holds_row_in_ring<T, Bwd, PACKS, G>();
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
