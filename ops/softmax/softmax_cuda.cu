@@ -333,7 +333,8 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
   // rows on 16 SMs each run faster split over every SM (the split-row tier).
   const DeviceInfo& dev = device_info();
-  if (cs > 16 || !dev.clusters || cols >= (int64_t(1) << 30) || rows * cs < dev.sm_count / 2)
+  if (cs > kMaxClusterBlocks || !dev.clusters || cols >= (int64_t(1) << 30) ||
+      rows * cs < dev.sm_count / 2)
     return false;
   // Many rows: the forward runs a cluster a row in blocks of at most 512 threads, several an SM
   // (H100 kernel times, against persistent clusters: [2048, 151936] float32 1125 -> 986 us,
@@ -389,7 +390,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   static const int forced_packs = env_int("MT_SOFTMAX_ROW_PACKS", 0);  // 1 narrow, 2 wide
   if (rows < 2 * dev.sm_count) {
-    static const int64_t max_cs = std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", 16), 1, 16);
+    static const int64_t max_cs =
+        std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", kMaxClusterBlocks), 1, kMaxClusterBlocks);
     const auto few_rows_cs = [&](int64_t cs) {
       if (!dev.clusters) return cs;
       return std::max(cs, std::min({ceil_div(4 * dev.sm_count, rows), ceil_div(cols, 4096), max_cs}));
@@ -425,7 +427,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   // registers of 16 blocks.
   const int64_t row_bytes = cols * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   const int64_t cs_smem = std::max<int64_t>(narrow_cs, ceil_div(row_bytes, kRowBlockBytes));
-  if (dev.clusters && cols < (int64_t(1) << 30) && cs_smem <= 16 && rows * cs_smem >= dev.sm_count / 2 &&
+  if (dev.clusters && cols < (int64_t(1) << 30) && cs_smem <= kMaxClusterBlocks &&
+      rows * cs_smem >= dev.sm_count / 2 &&
       launch_cluster_tier<T, Log, Bwd>(p, rows, int(cols), int(cs_smem), vec))
     return;
 // Tier 2b (no clusters): one block a row, the row in shared memory.
@@ -475,7 +478,7 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
   const int64_t cs = ceil_div(steps, max_ty);
   int64_t ty = ceil_div(steps, cs);
   if (tx < 32) ty = ceil_div(ty, 32 / tx) * (32 / tx);  // whole warps
-  if (cs > 1 && (!dev.clusters || cs > 16 || tx > kColumnClusterMaxTx)) return false;
+  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
   const int64_t tiles = ceil_div(npk, tx);
   const int64_t groups = s.outer * tiles;
   if (groups * cs >= (int64_t(1) << 31)) return false;

@@ -41,8 +41,9 @@ enum class RowGroup { kLanes, kBlock, kCluster };
 constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
-// Whether the forward may re-read rows from the ring instead of holding them in registers (the
-// pack counts below and the lanes tier's register cap follow from it).
+// Whether a 16- or 32-bit forward may re-read rows from the ring instead of holding them in
+// registers (the pack counts below and the lanes tier's register cap follow from it; float64's
+// forward re-reads it outside the lanes tier, see holds_row_in_ring).
 template <typename T, bool Bwd>
 constexpr bool reads_ring() {
   return !Bwd && sizeof(T) <= 4;
@@ -61,7 +62,7 @@ constexpr bool holds_row_in_ring() {
 
 // Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
 // doubles; `Wide` doubles that, so that one block of 1024 threads holds a row of 32K values
-// without a cluster (each cluster barrier costs a row's worth of time). The backward holds y
+// without a cluster (each cluster exchange costs a row's worth of time). The backward holds y
 // and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.) A
 // forward that re-reads the ring holds no values: wide is 64 values of 16-bit data, the float64
 // forward takes float32's 16-byte packs (8 doubles, 16 wide).
