@@ -9,6 +9,7 @@
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
 //   3c    anything else (e.g. [1, 16M])             two passes, partials in HBM    split_row_tier
+//   4b    inner > 1, axis <= ~16 blocks' smem       shared memory of a block/cluster column_staged_tier
 //   4a    inner > 1, axis <= ~16 blocks' registers  registers of a block/cluster   column_tier
 //   4     inner > 1, longer axes                    a block's shared memory / L2   inner_tier
 #include "ops/softmax/softmax_cuda.h"
@@ -21,6 +22,7 @@
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
+#include "ops/softmax/cuda/column_staged_tier.cuh"
 #include "ops/softmax/cuda/column_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
@@ -447,12 +449,16 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols);
 }
 
-// Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
-// cannot run here).
-template <typename T, int N, bool Log, bool Bwd>
-bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
+// How tier 4a lays a group out: R packs a thread, a block of TX packs along inner by TY steps,
+// CS blocks a cluster.
+struct ColumnPlan {
+  int packs;
+  int64_t tx, ty, cs;
+};
+
+template <int N, bool Bwd>
+ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs) {
   constexpr int kMaxPacks = column_max_packs<Bwd>();
-  const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(s.inner, N);
   // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
   // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
@@ -474,15 +480,24 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
   const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
   int64_t tx = 1;
   while (tx * 2 <= want_tx) tx *= 2;
-  const int64_t max_ty = block_threads / tx;
-  const int64_t cs = ceil_div(steps, max_ty);
+  const int64_t cs = ceil_div(steps, block_threads / tx);
   int64_t ty = ceil_div(steps, cs);
   if (tx < 32) ty = ceil_div(ty, 32 / tx) * (32 / tx);  // whole warps
+  return {packs, tx, ty, cs};
+}
+
+// Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
+// cannot run here).
+template <typename T, int N, bool Log, bool Bwd>
+bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
+  constexpr int kMaxPacks = column_max_packs<Bwd>();
+  const DeviceInfo& dev = device_info();
+  const int64_t tx = plan.tx, cs = plan.cs;
   if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
-  const int64_t tiles = ceil_div(npk, tx);
+  const int64_t tiles = ceil_div(ceil_div(s.inner, N), tx);
   const int64_t groups = s.outer * tiles;
   if (groups * cs >= (int64_t(1) << 31)) return false;
-  const int threads = int(tx * ty);
+  const int threads = int(tx * plan.ty);
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
     auto kernel = softmax_column_kernel<T, N, R, Log, Bwd>;
@@ -497,8 +512,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
     MT_CUDA_CHECK_LAUNCH();
     return true;
   };
-  if (narrow_packs) return run(std::integral_constant<int, kMaxPacks>());
-  switch (packs) {
+  if (N != pack_size<T>()) return run(std::integral_constant<int, kMaxPacks>());  // narrow packs
+  switch (plan.packs) {
     case 2: return run(std::integral_constant<int, 2>());
     case 4: return run(std::integral_constant<int, 4>());
     case 8:
@@ -507,20 +522,83 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, bool narrow_packs) {
   return false;
 }
 
-// Tier 4a: the (axis x tile) group in registers, a cluster's for a long axis, in the widest packs
-// that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
-// has 392-byte rows), or one element. False when tier 4 must take it (or MT_SOFTMAX_COLUMN_PACKS
-// is -1, for comparisons).
+// Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
+// 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
+// block, and in 16-bit wherever the group needs a cluster: halving the cluster helped
+// [8, 4096, 4096] more there (274 -> 256 us) than the wider tile, which helped float32 (496 ->
+// 481 us). Narrower still where the axis would need more than 16 blocks; false when even 32-byte
+// tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
+// MT_SOFTMAX_STAGED_KB the shared memory a block stages.
 template <typename T, bool Log, bool Bwd>
-bool launch_column_tier(const Ptrs& p, SoftmaxShape s) {
+bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
+  constexpr int N = pack_size<T>();
+  const DeviceInfo& dev = device_info();
+  static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
+  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
+  const int64_t npk = s.inner / N;
+  // A block of TX packs by TY steps; the blocks a group takes at TX packs.
+  const auto ty_for = [&](int64_t tx) {
+    return std::min<int64_t>(kColumnMaxThreads / tx, std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx)));
+  };
+  const auto blocks_for = [&](int64_t tx) {
+    const int64_t ty = ty_for(tx), step_bytes = tx * 16 * (Bwd ? 2 : 1);
+    return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
+  };
+  int64_t tx = std::min<int64_t>(8, next_pow2(npk));
+  if (forced_tx > 0) {
+    tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
+  } else if (tx == 8 && blocks_for(8) > 1 && (sizeof(T) == 2 || blocks_for(4) == 1)) {
+    tx = 4;
+  }
+  while (forced_tx <= 0 && tx > 2 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
+  const int64_t ty = ty_for(tx), cs = blocks_for(tx);
+  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
+  const int threads = int(tx * ty);
+  const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
+  const int64_t smem = column_staged_smem<T, Bwd>(seg, int(tx), threads);
+  if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
+  const int64_t tiles = ceil_div(npk, tx);
+  const int64_t groups = s.outer * tiles;
+  if (groups * cs >= (int64_t(1) << 31)) return false;
+  auto kernel = softmax_column_staged_kernel<T, Log, Bwd>;
+  allow_dynamic_smem(kernel, smem);
+  const T* a = static_cast<const T*>(p.a);
+  const T* b = static_cast<const T*>(p.b);
+  T* out = static_cast<T*>(p.out);
+  const int tx_log2 = log2_exact(int(tx));
+  if (cs > 1)
+    return launch_clustered(kernel, groups, int(cs), threads, smem, a, b, out, s.axis, s.inner,
+                            tiles, tx_log2, int(cs), int(seg));
+  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1,
+                                              int(seg));
+  MT_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+// Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs
+// that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
+// has 392-byte rows), or one element. Registers take it when their tile is a 128-byte line wide
+// (short axes); shared memory when registers could hold the group only as narrower tiles, whose
+// lines L2 would look up once per tile (long axes; 16-byte packs only). False when tier 4 must
+// take it. MT_SOFTMAX_COLUMN_STAGED=1/-1 forces tier 4b on/off, MT_SOFTMAX_COLUMN_PACKS=-1
+// turns both off (for comparisons).
+template <typename T, bool Log, bool Bwd>
+bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   if (env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0) return false;
+  static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
-  if (packs_of(N)) return launch_column_tier<T, N, Log, Bwd>(p, s, false);
-  if constexpr (sizeof(T) == 2) {
-    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, true);
+  if (packs_of(N)) {
+    const ColumnPlan plan = column_register_plan<N, Bwd>(s, false);
+    const bool narrow_tile = plan.tx * N * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, N);
+    if (staged > 0 || (staged == 0 && narrow_tile))
+      if (launch_column_staged_tier<T, Log, Bwd>(p, s)) return true;
+    return launch_column_tier<T, N, Log, Bwd>(p, s, plan);
   }
-  return launch_column_tier<T, 1, Log, Bwd>(p, s, true);
+  if constexpr (sizeof(T) == 2) {
+    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, column_register_plan<4, Bwd>(s, true));
+  }
+  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true));
 }
 
 // Tier 4: inner > 1.
@@ -533,8 +611,8 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
   // never below 2 (32-byte sectors).
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
-  // The group in registers (of a cluster), when the axis allows.
-  if (launch_column_tier<T, Log, Bwd>(p, s)) return;
+  // The group in shared memory or registers (of a cluster), when the axis allows.
+  if (launch_column_tiers<T, Log, Bwd>(p, s)) return;
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));

@@ -75,6 +75,44 @@ __device__ __forceinline__ void column_group_allreduce(A (&v)[N], Op op, A* scra
   }
 }
 
+// The sum pass on one pack of N columns (both column tiers): adds exp(x - m) to `sum`, and in
+// float32/64 softmax leaves it in x for the output (one exp an element; 16-bit values stay packed
+// in their storage type and take a second, hardware exp).
+template <typename T, bool Log, int N, typename A>
+__device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&m)[N], A (&sum)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const A e = ShiftedExp<sizeof(T) == 2, A>(m[j])(x[j]);
+    sum[j] += e;
+    if constexpr (!Log && sizeof(T) >= 4) x[j] = e;
+  }
+}
+
+// Whether column_exp_sum leaves exp(x - m) in x, to be stored back for the output pass.
+template <typename T, bool Log>
+constexpr bool column_keeps_exp() {
+  return !Log && sizeof(T) >= 4;
+}
+
+// The output of one pack (both column tiers): x as the sum pass left it, dy backward only, coef
+// the reduced sum (backward) or fwd_coef (forward).
+template <typename T, bool Log, bool Bwd, int N, typename A>
+__device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], const A (&m)[N],
+                                           const A (&coef)[N], A (&o)[N]) {
+  constexpr bool kFast = sizeof(T) == 2;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if constexpr (Bwd)
+      o[j] = bwd_out<Log, kFast>(x[j], dy[j], coef[j]);
+    else if constexpr (Log)
+      o[j] = x[j] - m[j] - coef[j];
+    else if constexpr (column_keeps_exp<T, Log>())
+      o[j] = x[j] * coef[j];
+    else
+      o[j] = ShiftedExp<kFast, A>(m[j])(x[j]) * coef[j];
+  }
+}
+
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements: N divides inner and every
 // pointer is aligned to a pack (the host picks N), so a pack is wholly inside the tensor or wholly
 // past its end, and every access is one load or store (element-wise fallbacks for partial packs
@@ -87,7 +125,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
     softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                           int64_t axis, int64_t inner, int64_t tiles, int tx_log2, int cs) {
   using A = acc_t<T>;
-  constexpr bool kFast = sizeof(T) == 2;
   // column_allreduce's scratch for a whole block (one row of TX per warp or per ty), and the
   // cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
   __shared__ __align__(16) A scratch[kColumnMaxThreads * N];
@@ -154,14 +191,8 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       A x[N];
       if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
       unpack<N>(v[r], x);
-#pragma unroll
-      for (int j = 0; j < N; ++j) {
-        const A e = ShiftedExp<kFast, A>(m[j])(x[j]);
-        coef[j] += e;
-        // float32/64 keep exp(x - m) for the output (one exp an element); 16-bit values stay
-        // packed and take a second (hardware) exp.
-        if constexpr (!Log && sizeof(T) >= 4) v[r].v[j] = T(e);
-      }
+      column_exp_sum<T, Log>(x, m, coef);
+      if constexpr (column_keeps_exp<T, Log>()) v[r] = pack_of<T>(x);
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, slots[1], tx_log2, clustered);
 #pragma unroll
@@ -171,22 +202,11 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     if (int64_t(r) * TY < valid) {
-      A x[N], o[N];
+      A x[N], dy[N], o[N];
       if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
       unpack<N>(v[r], x);
-      [[maybe_unused]] A dy[N];
       if constexpr (Bwd) unpack<N>(d[r], dy);
-#pragma unroll
-      for (int j = 0; j < N; ++j) {
-        if constexpr (Bwd)
-          o[j] = bwd_out<Log, kFast>(x[j], dy[j], coef[j]);
-        else if constexpr (Log)
-          o[j] = x[j] - m[j] - coef[j];
-        else if constexpr (sizeof(T) >= 4)
-          o[j] = x[j] * coef[j];
-        else
-          o[j] = ShiftedExp<kFast, A>(m[j])(x[j]) * coef[j];
-      }
+      column_out<T, Log, Bwd>(x, dy, m, coef, o);
       store_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
     }
   }

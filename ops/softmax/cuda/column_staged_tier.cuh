@@ -1,0 +1,115 @@
+// Tier 4b: softmax over a non-last dim (inner > 1) with each reduction group staged in shared
+// memory (a cluster's for a long axis), for groups that tier 4a's registers could hold only as
+// tiles narrower than their 128-byte lines.
+//
+// Why: every warp load of tier 4a reads its tile's width (32 bytes for [8, 4096, 4096] over dim
+// 1) from 16 different rows, so each 128-byte line of the tensor is looked up in L2 once per
+// tile, one sector each: ncu showed L2 at 86% of its throughput while DRAM moved 53%, and
+// float32 spilled at 64 registers. Here shared memory, not registers, holds the group (64 KB a
+// block where registers held 32 KB), so the tiles are twice as wide for the same cluster, and no
+// register is tied up by data in flight.
+//
+// x is [outer][axis][inner]. A group is one outer index and a tile of TX packs of inner over the
+// whole axis; block k of the group's CS-block cluster stages axis steps [k * seg, (k + 1) * seg)
+// with cp.async. Thread (tx, ty) copies, and later reads back, pack tx of the steps ty, ty + TY,
+// ...: it only ever reads what it copied itself, so no barrier stands between the copies landing
+// and the arithmetic. The reductions and the arithmetic are tier 4a's.
+#pragma once
+
+#include <algorithm>
+
+#include "core/dtype.h"
+#include "ops/common/async_copy.cuh"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/column_tier.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+// Dynamic shared memory of a block of `threads`: `seg` steps of TX packs of x (and of dy
+// backward), then column_allreduce's scratch.
+template <typename T, bool Bwd>
+inline int64_t column_staged_smem(int64_t seg, int tx, int threads) {
+  const int64_t scratch = int64_t(threads) / std::max(32, tx) * tx * pack_size<T>();
+  return seg * tx * 16 * (Bwd ? 2 : 1) + scratch * int64_t(sizeof(acc_t<T>));
+}
+
+// a: x (forward) or y (backward); b: dy (backward). Packs of N = 16 / sizeof(T) elements (the
+// host sends only 16-byte-aligned tensors whose inner is a multiple of N).
+template <typename T, bool Log, bool Bwd>
+__global__ void __launch_bounds__(kColumnMaxThreads)
+    softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                                 T* __restrict__ out, int64_t axis, int64_t inner, int64_t tiles,
+                                 int tx_log2, int cs, int seg) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>();
+  using P = Pack<T, N>;
+  // The cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
+  __shared__ __align__(16) A slots[2][kColumnClusterMaxTx * N];
+  extern __shared__ __align__(16) unsigned char stage_raw[];
+  const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
+  const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
+  const int64_t group = blockIdx.x / unsigned(cs);
+  const int64_t first = int64_t(blockIdx.x % unsigned(cs)) * seg;  // the block's first step
+  const int64_t col = (group % tiles * TX + tx) * N;
+  // Steps this thread stages (none for a pack past inner, or a block past the axis).
+  const int steps = col < inner ? int(std::clamp<int64_t>(axis - first, 0, seg)) : 0;
+  const int64_t offset = group / tiles * axis * inner + first * inner + col;
+  P* sa = reinterpret_cast<P*>(stage_raw);  // [seg][TX]
+  [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
+  A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
+  for (int s = ty; s < steps; s += TY) {
+    cp_async16(&sa[s * TX + tx], a + offset + s * inner);
+    if constexpr (Bwd) cp_async16(&sb[s * TX + tx], b + offset + s * inner);
+  }
+  cp_async_commit();
+  cp_async_wait(0);
+  const bool clustered = cs > 1;
+
+  A coef[N];
+  [[maybe_unused]] A m[N];
+  if constexpr (Bwd) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) coef[j] = 0;
+    for (int s = ty; s < steps; s += TY) {
+      A y[N], dy[N];
+      unpack<N>(load_whole(&sa[s * TX + tx]), y);
+      unpack<N>(load_whole(&sb[s * TX + tx]), dy);
+#pragma unroll
+      for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
+    }
+    column_group_allreduce<N>(coef, SumOp(), scratch, slots[0], tx_log2, clustered);
+  } else {
+    // The max and the sum are two exchanges: one exchange of (max, sum) pairs measured slower
+    // (each of the block's threads folds every pair with two exact exps).
+    P mx;  // the max in the storage type (16-bit: two elements an instruction)
+#pragma unroll
+    for (int j = 0; j < N; ++j) mx.v[j] = T(-INFINITY);
+    for (int s = ty; s < steps; s += TY) mx = pack_max(mx, load_whole(&sa[s * TX + tx]));
+    unpack<N>(mx, m);
+    column_group_allreduce<N>(m, MaxOp(), scratch, slots[0], tx_log2, clustered);
+#pragma unroll
+    for (int j = 0; j < N; ++j) coef[j] = 0;
+    for (int s = ty; s < steps; s += TY) {
+      A x[N];
+      unpack<N>(load_whole(&sa[s * TX + tx]), x);
+      column_exp_sum<T, Log>(x, m, coef);
+      if constexpr (column_keeps_exp<T, Log>()) store_whole(&sa[s * TX + tx], pack_of<T>(x));
+    }
+    column_group_allreduce<N>(coef, SumOp(), scratch, slots[1], tx_log2, clustered);
+#pragma unroll
+    for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(coef[j], m[j]);
+  }
+
+  for (int s = ty; s < steps; s += TY) {
+    A x[N], dy[N], o[N];
+    unpack<N>(load_whole(&sa[s * TX + tx]), x);
+    if constexpr (Bwd) unpack<N>(load_whole(&sb[s * TX + tx]), dy);
+    column_out<T, Log, Bwd>(x, dy, m, coef, o);
+    store_whole(reinterpret_cast<P*>(out + offset + s * inner), pack_of<T>(o));
+  }
+  if (clustered) cluster_exit_barrier();  // the other blocks may still read this one's slots
+}
+
+}  // namespace mt
