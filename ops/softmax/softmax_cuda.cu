@@ -456,16 +456,19 @@ struct ColumnPlan {
   int64_t tx, ty, cs;
 };
 
+// small_blocks: 128 threads a block instead of 256 (16-bit forward: [16, 21, 256, 256] 37.7 ->
+// 35.8 us, [32, 4, 256, 256] 16.0 -> 14.9 us on an H100).
 template <int N, bool Bwd>
-ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs) {
+ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_blocks) {
   constexpr int kMaxPacks = column_max_packs<Bwd>();
   const int64_t npk = ceil_div(s.inner, N);
   // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
   // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
   static const int forced_packs = env_int("MT_SOFTMAX_COLUMN_PACKS", 0);
   static const int min_tx = std::max(1, env_int("MT_SOFTMAX_COLUMN_MIN_TX", 2));
-  static const int block_threads =
-      std::clamp(env_int("MT_SOFTMAX_COLUMN_THREADS", 256) / 32 * 32, 32, kColumnMaxThreads);
+  static const int forced_threads = env_int("MT_SOFTMAX_COLUMN_THREADS", 0);
+  const int block_threads = std::clamp(
+      (forced_threads > 0 ? forced_threads : small_blocks ? 128 : 256) / 32 * 32, 32, kColumnMaxThreads);
   // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
   // as many where that pads the axis less (21 steps: 3 x 8, not 2 x 16). Narrow packs (a
   // misaligned inner) always take the most: they are compiled for that alone.
@@ -547,6 +550,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   if (forced_tx > 0) {
     tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
+  } else if (sizeof(T) == 2 && !Bwd && npk >= 16 && blocks_for(16) == 1) {
+    tx = 16;  // short 16-bit axes ([8, 150, 128, 128]): 256-byte tiles, 33.0 us where 128 took 42.9
   } else if (tx == 8 && blocks_for(8) > 1 && (sizeof(T) == 2 || blocks_for(4) == 1)) {
     tx = 4;
   }
@@ -588,17 +593,22 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
+  constexpr bool k16BitForward = sizeof(T) == 2 && !Bwd;
   if (packs_of(N)) {
-    const ColumnPlan plan = column_register_plan<N, Bwd>(s, false);
+    const ColumnPlan plan = column_register_plan<N, Bwd>(s, false, k16BitForward);
     const bool narrow_tile = plan.tx * N * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, N);
-    if (staged > 0 || (staged == 0 && narrow_tile))
+    // 16-bit forward from 64 steps: registers hold 16-bit values and convert them at each use;
+    // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
+    // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
+    if (staged > 0 || (staged == 0 && (narrow_tile || (k16BitForward && s.axis >= 64))))
       if (launch_column_staged_tier<T, Log, Bwd>(p, s)) return true;
     return launch_column_tier<T, N, Log, Bwd>(p, s, plan);
   }
   if constexpr (sizeof(T) == 2) {
-    if (packs_of(4)) return launch_column_tier<T, 4, Log, Bwd>(p, s, column_register_plan<4, Bwd>(s, true));
+    if (packs_of(4))
+      return launch_column_tier<T, 4, Log, Bwd>(p, s, column_register_plan<4, Bwd>(s, true, false));
   }
-  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true));
+  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true, false));
 }
 
 // Tier 4: inner > 1.
