@@ -17,6 +17,16 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 #endif
 }
 
+// `smem` and `gmem` must be 8-byte aligned (8-byte copies go through L1: .cg takes only 16).
+__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  *reinterpret_cast<uint2*>(smem) = *reinterpret_cast<const uint2*>(gmem);
+#endif
+}
+
 // Closes the batch of copies issued since the last commit (an empty batch is fine).
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -532,9 +532,9 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 // 481 us). Narrower still where the axis would need more than 16 blocks; false when even 32-byte
 // tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
 // MT_SOFTMAX_STAGED_KB the shared memory a block stages.
-template <typename T, bool Log, bool Bwd>
+template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
-  constexpr int N = pack_size<T>();
+  constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
   const DeviceInfo& dev = device_info();
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
   static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
@@ -544,28 +544,28 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     return std::min<int64_t>(kColumnMaxThreads / tx, std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx)));
   };
   const auto blocks_for = [&](int64_t tx) {
-    const int64_t ty = ty_for(tx), step_bytes = tx * 16 * (Bwd ? 2 : 1);
+    const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
     return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
   };
-  int64_t tx = std::min<int64_t>(8, next_pow2(npk));
+  int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
   if (forced_tx > 0) {
     tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
-  } else if (sizeof(T) == 2 && !Bwd && npk >= 16 && blocks_for(16) == 1) {
-    tx = 16;  // short 16-bit axes ([8, 150, 128, 128]): 256-byte tiles, 33.0 us where 128 took 42.9
-  } else if (tx == 8 && blocks_for(8) > 1 && (sizeof(T) == 2 || blocks_for(4) == 1)) {
-    tx = 4;
+  } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
+    tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256-byte tiles, 33.0 us where 128 took 42.9
+  } else if (tx == kLine && blocks_for(kLine) > 1 && (sizeof(T) == 2 || blocks_for(kLine / 2) == 1)) {
+    tx = kLine / 2;
   }
-  while (forced_tx <= 0 && tx > 2 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
+  while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
   if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
   const int threads = int(tx * ty);
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-  const int64_t smem = column_staged_smem<T, Bwd>(seg, int(tx), threads);
+  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads);
   if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
   const int64_t tiles = ceil_div(npk, tx);
   const int64_t groups = s.outer * tiles;
   if (groups * cs >= (int64_t(1) << 31)) return false;
-  auto kernel = softmax_column_staged_kernel<T, Log, Bwd>;
+  auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
@@ -601,12 +601,17 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
     // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
     // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
     if (staged > 0 || (staged == 0 && (narrow_tile || (k16BitForward && s.axis >= 64))))
-      if (launch_column_staged_tier<T, Log, Bwd>(p, s)) return true;
+      if (launch_column_staged_tier<T, N, Log, Bwd>(p, s)) return true;
     return launch_column_tier<T, N, Log, Bwd>(p, s, plan);
   }
   if constexpr (sizeof(T) == 2) {
-    if (packs_of(4))
-      return launch_column_tier<T, 4, Log, Bwd>(p, s, column_register_plan<4, Bwd>(s, true, false));
+    if (packs_of(4)) {
+      const ColumnPlan plan = column_register_plan<4, Bwd>(s, true, false);
+      const bool narrow_tile = plan.tx * 8 < 128 && plan.tx < ceil_div(s.inner, 4);
+      if (staged > 0 || (staged == 0 && narrow_tile))
+        if (launch_column_staged_tier<T, 4, Log, Bwd>(p, s)) return true;
+      return launch_column_tier<T, 4, Log, Bwd>(p, s, plan);
+    }
   }
   return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true, false));
 }

@@ -27,24 +27,25 @@
 
 namespace mt {
 
-// Dynamic shared memory of a block of `threads`: `seg` steps of TX packs of x (and of dy
-// backward), then column_allreduce's scratch.
-template <typename T, bool Bwd>
+// Dynamic shared memory of a block of `threads`: `seg` steps of TX packs of N elements of x (and
+// of dy backward), then column_allreduce's scratch.
+template <typename T, int N, bool Bwd>
 inline int64_t column_staged_smem(int64_t seg, int tx, int threads) {
-  const int64_t scratch = int64_t(threads) / std::max(32, tx) * tx * pack_size<T>();
-  return seg * tx * 16 * (Bwd ? 2 : 1) + scratch * int64_t(sizeof(acc_t<T>));
+  const int64_t scratch = int64_t(threads) / std::max(32, tx) * tx * N;
+  return seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) + scratch * int64_t(sizeof(acc_t<T>));
 }
 
-// a: x (forward) or y (backward); b: dy (backward). Packs of N = 16 / sizeof(T) elements (the
-// host sends only 16-byte-aligned tensors whose inner is a multiple of N).
-template <typename T, bool Log, bool Bwd>
+// a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
+// inner or the pointers allow no more (16-bit [32, 1000, 14, 14]: 392-byte rows); the host sends
+// only tensors whose inner is a multiple of N and whose pointers are aligned to a pack.
+template <typename T, int N, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
                                  T* __restrict__ out, int64_t axis, int64_t inner, int64_t tiles,
                                  int tx_log2, int cs, int seg) {
   using A = acc_t<T>;
-  constexpr int N = pack_size<T>();
   using P = Pack<T, N>;
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8, "16- or 8-byte packs");
   // The cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
   __shared__ __align__(16) A slots[2][kColumnClusterMaxTx * N];
   extern __shared__ __align__(16) unsigned char stage_raw[];
@@ -59,9 +60,15 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   P* sa = reinterpret_cast<P*>(stage_raw);  // [seg][TX]
   [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
   A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
+  const auto copy_pack = [](P* dst, const T* src) {
+    if constexpr (sizeof(P) == 16)
+      cp_async16(dst, src);
+    else
+      cp_async8(dst, src);
+  };
   for (int s = ty; s < steps; s += TY) {
-    cp_async16(&sa[s * TX + tx], a + offset + s * inner);
-    if constexpr (Bwd) cp_async16(&sb[s * TX + tx], b + offset + s * inner);
+    copy_pack(&sa[s * TX + tx], a + offset + s * inner);
+    if constexpr (Bwd) copy_pack(&sb[s * TX + tx], b + offset + s * inner);
   }
   cp_async_commit();
   cp_async_wait(0);
