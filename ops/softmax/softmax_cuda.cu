@@ -584,7 +584,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
 // has 392-byte rows), or one element. Registers take it when their tile is a 128-byte line wide
 // (short axes); shared memory when registers could hold the group only as narrower tiles, whose
-// lines L2 would look up once per tile (long axes; 16-byte packs only). False when tier 4 must
+// lines L2 would look up once per tile (long axes; 16- and 8-byte packs). False when tier 4 must
 // take it. MT_SOFTMAX_COLUMN_STAGED=1/-1 forces tier 4b on/off, MT_SOFTMAX_COLUMN_PACKS=-1
 // turns both off (for comparisons).
 template <typename T, bool Log, bool Bwd>
@@ -593,25 +593,24 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
+  // Tier 4b where tier 4a's tiles would be narrower than a line (or where it is preferred),
+  // else tier 4a, in packs of n elements.
+  const auto in_packs = [&](auto n_c, bool narrow_packs, bool small_blocks, bool prefer_staged) {
+    constexpr int n = decltype(n_c)::value;
+    const ColumnPlan plan = column_register_plan<n, Bwd>(s, narrow_packs, small_blocks);
+    const bool narrow_tile = plan.tx * n * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, n);
+    if (staged > 0 || (staged == 0 && (narrow_tile || prefer_staged)))
+      if (launch_column_staged_tier<T, n, Log, Bwd>(p, s)) return true;
+    return launch_column_tier<T, n, Log, Bwd>(p, s, plan);
+  };
+  // 16-bit forward from 64 steps: registers hold 16-bit values and convert them at each use;
+  // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
+  // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
   constexpr bool k16BitForward = sizeof(T) == 2 && !Bwd;
-  if (packs_of(N)) {
-    const ColumnPlan plan = column_register_plan<N, Bwd>(s, false, k16BitForward);
-    const bool narrow_tile = plan.tx * N * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, N);
-    // 16-bit forward from 64 steps: registers hold 16-bit values and convert them at each use;
-    // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
-    // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
-    if (staged > 0 || (staged == 0 && (narrow_tile || (k16BitForward && s.axis >= 64))))
-      if (launch_column_staged_tier<T, N, Log, Bwd>(p, s)) return true;
-    return launch_column_tier<T, N, Log, Bwd>(p, s, plan);
-  }
+  if (packs_of(N))
+    return in_packs(std::integral_constant<int, N>(), false, k16BitForward, k16BitForward && s.axis >= 64);
   if constexpr (sizeof(T) == 2) {
-    if (packs_of(4)) {
-      const ColumnPlan plan = column_register_plan<4, Bwd>(s, true, false);
-      const bool narrow_tile = plan.tx * 8 < 128 && plan.tx < ceil_div(s.inner, 4);
-      if (staged > 0 || (staged == 0 && narrow_tile))
-        if (launch_column_staged_tier<T, 4, Log, Bwd>(p, s)) return true;
-      return launch_column_tier<T, 4, Log, Bwd>(p, s, plan);
-    }
+    if (packs_of(4)) return in_packs(std::integral_constant<int, 4>(), true, false, false);
   }
   return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true, false));
 }
