@@ -76,6 +76,12 @@ __device__ __forceinline__ void column_group_allreduce(A (&v)[N], Op op, A* scra
   }
 }
 
+// Whether the sum pass leaves exp(x - m) in x, to be stored back for the output pass.
+template <typename T, bool Log>
+constexpr bool column_keeps_exp() {
+  return !Log && sizeof(T) >= 4;
+}
+
 // The sum pass on one pack of N columns (both column tiers): adds exp(x - m) to `sum`, and in
 // float32/64 softmax leaves it in x for the output (one exp an element; 16-bit values stay packed
 // in their storage type and take a second, hardware exp).
@@ -85,14 +91,8 @@ __device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&m)[N], A (&s
   for (int j = 0; j < N; ++j) {
     const A e = ShiftedExp<sizeof(T) == 2, A>(m[j])(x[j]);
     sum[j] += e;
-    if constexpr (!Log && sizeof(T) >= 4) x[j] = e;
+    if constexpr (column_keeps_exp<T, Log>()) x[j] = e;
   }
-}
-
-// Whether column_exp_sum leaves exp(x - m) in x, to be stored back for the output pass.
-template <typename T, bool Log>
-constexpr bool column_keeps_exp() {
-  return !Log && sizeof(T) >= 4;
 }
 
 // The output of one pack (both column tiers): x as the sum pass left it, dy backward only, coef
