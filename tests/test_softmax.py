@@ -373,7 +373,8 @@ CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
     # 1024 steps (512), a cluster 16 blocks; past that the axis leaves for tier 4. Axes with
     # padding (21 = 3 x 8, 33, 150), and a short axis over a wide inner.
     ((2, a, i), 1) for a in (2, 21, 31, 33, 150, 512, 513, 1000, 1024, 1025, 8192, 8193, 16384, 16385)
-    for i in (5, 196)] + [((3, 5, 70001), 1), ((2, 4, 65536), 1), ((3, 1, 37), 1), ((2, 127, 9), 1)] + [
+    for i in (5, 196)] + [((3, 5, 70001), 1), ((2, 4, 65536), 1), ((3, 1, 37), 1), ((2, 127, 9), 1)]
+CUDA_INNER_CASES += [
     # the staged column tier (4b): inner in whole 16-byte packs but not whole tiles of them (40, 136
     # elements), axes for one block, a cluster of 64-byte tiles, and of 32-byte tiles
     ((2, a, i), 1) for a in (300, 9000, 20000) for i in (40, 136)]

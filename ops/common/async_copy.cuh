@@ -1,29 +1,28 @@
-// Asynchronous global -> shared memory copies (cp.async, sm_80+): a thread issues a 16-byte copy
-// and carries on; the data lands in shared memory while the thread computes on something else,
-// and `cp_async_wait` later blocks until all but the newest `pending` batches have landed. No
-// register holds the data in flight, so a kernel can keep several rows in flight per thread.
-// Below sm_80 the copy is an ordinary load and store (correct, not overlapped).
+// Asynchronous global -> shared memory copies (cp.async, sm_80+): a thread issues a 16- or
+// 8-byte copy and carries on; the data lands in shared memory while the thread computes on
+// something else, and `cp_async_wait` later blocks until all but the newest `pending` batches have
+// landed. No register holds the data in flight, so a kernel can keep several rows in flight per
+// thread. Below sm_80 the copy is an ordinary load and store (correct, not overlapped).
 #pragma once
+
+#include <type_traits>
 
 namespace mt {
 
-// `smem` and `gmem` must be 16-byte aligned.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+// Copies Bytes (16 or 8) from global to shared memory; `smem` and `gmem` must be aligned to it.
+// 16-byte copies bypass L1 (.cg); 8-byte ones cannot (.ca: .cg takes only 16).
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  static_assert(Bytes == 16 || Bytes == 8, "cp.async copies of 16 or 8 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
 #else
-  *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
-#endif
-}
-
-// `smem` and `gmem` must be 8-byte aligned (8-byte copies go through L1: .cg takes only 16).
-__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
-#else
-  *reinterpret_cast<uint2*>(smem) = *reinterpret_cast<const uint2*>(gmem);
+  using Word = std::conditional_t<Bytes == 16, uint4, uint2>;
+  *reinterpret_cast<Word*>(smem) = *reinterpret_cast<const Word*>(gmem);
 #endif
 }
 

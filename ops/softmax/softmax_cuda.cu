@@ -9,7 +9,7 @@
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
 //   3c    anything else (e.g. [1, 16M])             two passes, partials in HBM    split_row_tier
-//   4b    inner > 1, axis <= ~16 blocks' smem       shared memory of a block/cluster column_staged_tier
+//   4b    inner > 1, axis <= ~16 blocks' smem       a block/cluster's smem         column_staged_tier
 //   4a    inner > 1, axis <= ~16 blocks' registers  registers of a block/cluster   column_tier
 //   4     inner > 1, longer axes                    a block's shared memory / L2   inner_tier
 #include "ops/softmax/softmax_cuda.h"
@@ -467,8 +467,8 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   static const int forced_packs = env_int("MT_SOFTMAX_COLUMN_PACKS", 0);
   static const int min_tx = std::max(1, env_int("MT_SOFTMAX_COLUMN_MIN_TX", 2));
   static const int forced_threads = env_int("MT_SOFTMAX_COLUMN_THREADS", 0);
-  const int block_threads = std::clamp(
-      (forced_threads > 0 ? forced_threads : small_blocks ? 128 : 256) / 32 * 32, 32, kColumnMaxThreads);
+  const int want_threads = forced_threads > 0 ? forced_threads : small_blocks ? 128 : 256;
+  const int block_threads = std::clamp(want_threads / 32 * 32, 32, kColumnMaxThreads);
   // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
   // as many where that pads the axis less (21 steps: 3 x 8, not 2 x 16). Narrow packs (a
   // misaligned inner) always take the most: they are compiled for that alone.
@@ -541,7 +541,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
-    return std::min<int64_t>(kColumnMaxThreads / tx, std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx)));
+    const int64_t steps = std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx));  // whole warps
+    return std::min<int64_t>(kColumnMaxThreads / tx, steps);
   };
   const auto blocks_for = [&](int64_t tx) {
     const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
@@ -551,8 +552,9 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   if (forced_tx > 0) {
     tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
-    tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256-byte tiles, 33.0 us where 128 took 42.9
-  } else if (tx == kLine && blocks_for(kLine) > 1 && (sizeof(T) == 2 || blocks_for(kLine / 2) == 1)) {
+    tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
+  } else if (tx == kLine && blocks_for(kLine) > 1 &&
+             (sizeof(T) == 2 || blocks_for(kLine / 2) == 1)) {
     tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
@@ -598,7 +600,8 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   const auto in_packs = [&](auto n_c, bool narrow_packs, bool small_blocks, bool prefer_staged) {
     constexpr int n = decltype(n_c)::value;
     const ColumnPlan plan = column_register_plan<n, Bwd>(s, narrow_packs, small_blocks);
-    const bool narrow_tile = plan.tx * n * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, n);
+    const bool narrow_tile =
+        plan.tx * n * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, n);
     if (staged > 0 || (staged == 0 && (narrow_tile || prefer_staged)))
       if (launch_column_staged_tier<T, n, Log, Bwd>(p, s)) return true;
     return launch_column_tier<T, n, Log, Bwd>(p, s, plan);
@@ -607,8 +610,10 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
   // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
   constexpr bool k16BitForward = sizeof(T) == 2 && !Bwd;
-  if (packs_of(N))
-    return in_packs(std::integral_constant<int, N>(), false, k16BitForward, k16BitForward && s.axis >= 64);
+  if (packs_of(N)) {
+    const bool prefer_staged = k16BitForward && s.axis >= 64;
+    return in_packs(std::integral_constant<int, N>(), false, k16BitForward, prefer_staged);
+  }
   if constexpr (sizeof(T) == 2) {
     if (packs_of(4)) return in_packs(std::integral_constant<int, 4>(), true, false, false);
   }

@@ -45,7 +45,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
                                  int tx_log2, int cs, int seg) {
   using A = acc_t<T>;
   using P = Pack<T, N>;
-  static_assert(sizeof(P) == 16 || sizeof(P) == 8, "16- or 8-byte packs");
   // The cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
   __shared__ __align__(16) A slots[2][kColumnClusterMaxTx * N];
   extern __shared__ __align__(16) unsigned char stage_raw[];
@@ -60,15 +59,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   P* sa = reinterpret_cast<P*>(stage_raw);  // [seg][TX]
   [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
   A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
-  const auto copy_pack = [](P* dst, const T* src) {
-    if constexpr (sizeof(P) == 16)
-      cp_async16(dst, src);
-    else
-      cp_async8(dst, src);
-  };
   for (int s = ty; s < steps; s += TY) {
-    copy_pack(&sa[s * TX + tx], a + offset + s * inner);
-    if constexpr (Bwd) copy_pack(&sb[s * TX + tx], b + offset + s * inner);
+    cp_async<sizeof(P)>(&sa[s * TX + tx], a + offset + s * inner);
+    if constexpr (Bwd) cp_async<sizeof(P)>(&sb[s * TX + tx], b + offset + s * inner);
   }
   cp_async_commit();
   cp_async_wait(0);

@@ -156,8 +156,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
-          cp_async16(slot(stage, 0, p), ra + p * step);
-          if constexpr (Bwd) cp_async16(slot(stage, 1, p), rb + p * step);
+          cp_async<16>(slot(stage, 0, p), ra + p * step);
+          if constexpr (Bwd) cp_async<16>(slot(stage, 1, p), rb + p * step);
         }
       }
     } else if (kFromRing && row < rows) {
