@@ -1,6 +1,7 @@
 // CUDA softmax / log_softmax, forward and backward: picks a kernel tier per (outer, axis, inner,
 // dtype). Every tier reads and writes each element once when its reduction group fits on chip;
-// the tiers differ in where the group lives. Kernels are in ops/softmax/cuda/*.cuh.
+// the tiers differ in where the group lives. Kernels are in ops/softmax/cuda/*.cuh; this file
+// launches the row tiers, softmax_cuda_columns.cu the column tiers (inner > 1).
 //
 //   tier  shape (inner == 1 unless said)            where a row lives              file
 //   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, smem staged    staged_row_tier
@@ -15,54 +16,24 @@
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "core/cuda_check.h"
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
-#include "ops/softmax/cuda/column_staged_tier.cuh"
-#include "ops/softmax/cuda/column_tier.cuh"
-#include "ops/softmax/cuda/inner_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 #include "ops/softmax/cuda/staged_row_tier.cuh"
+#include "ops/softmax/cuda/tier_launch.cuh"
 
 namespace mt {
 namespace {
 
+using namespace softmax_launch;
+
 // Tier 3b: past this many bytes of a row on chip, one block per SM would be all that fits and
 // the SM would idle between its load and store phases: split the row over more blocks.
 constexpr int64_t kRowBlockBytes = 64 * 1024;
-// An inner-dim group is cached in shared memory up to this size (two blocks per SM still fit;
-// allowing one block per SM measured slower on an H200: [4096, 4096] over dim 0 went from 814 to
-// 618 GB/s in float32).
-constexpr int64_t kInnerOnchipBytes = 96 * 1024;
-
-struct Ptrs {
-  const void* a;  // x (forward) or y (backward)
-  const void* b;  // dy (backward) or null
-  void* out;
-  bool aligned() const { return aligned_to(16); }
-  bool aligned_to(int bytes) const {
-    const auto at = [bytes](const void* q) { return reinterpret_cast<uintptr_t>(q) % bytes == 0; };
-    return at(a) && (!b || at(b)) && at(out);
-  }
-};
-
-// Tuning overrides for experiments on the GPU machine (unset in normal use): MT_SOFTMAX_STAGES
-// forces the ring depth of the staged row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane
-// takes before rows move from the lanes tier to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the
-// fewest a lane takes, MT_SOFTMAX_LANE_THREADS the lanes tier's block size,
-// MT_SOFTMAX_ROW_THREADS the most threads a block of the block and cluster tiers has,
-// MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs, MT_SOFTMAX_PERSISTENT=0/1 forces a
-// block for every row group / only the blocks that fit at once in the lanes and block tiers,
-// MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row / clusters that loop over rows in
-// the cluster tier, MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over.
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
 
 // Most packs a lane holds before rows move to the block tier (at most lanes_row_max_packs).
 template <typename T, bool Bwd>
@@ -159,56 +130,6 @@ template <typename T>
 int block_threads_for(int64_t elems) {
   const int64_t want = next_pow2(ceil_div(ceil_div(elems, pack_size<T>()), 8));
   return int(std::clamp<int64_t>(want, 128, kBlockTierMaxThreads));
-}
-
-// A launch configuration with a cluster dimension; `attr` must outlive the returned config.
-cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_t smem,
-                                  cudaLaunchAttribute* attr) {
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = unsigned(cluster);
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(grid));
-  config.blockDim = dim3(unsigned(threads));
-  config.dynamicSmemBytes = size_t(smem);  // config.stream 0: the default stream
-  config.attrs = attr;
-  config.numAttrs = 1;
-  return config;
-}
-
-// Clusters of `cs` blocks that fit on the device at once (0: this shape cannot run here).
-template <typename Kernel>
-int active_clusters(Kernel kernel, int cs, int threads, int64_t smem) {
-  return cached_query(
-      reinterpret_cast<const void*>(kernel), cs * 4096 + threads / 32, smem,
-      [](const void* k, int64_t key, int64_t bytes) {
-        const int cluster = int(key / 4096), nthreads = int(key % 4096) * 32;
-        if (cluster > 8)  // 9..16 blocks: the non-portable cluster sizes Hopper allows
-          MT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t config = cluster_config(cluster, cluster, nthreads, bytes, &attr);
-        int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, k, &config) != cudaSuccess) {
-          (void)cudaGetLastError();
-          n = 0;
-        }
-        return n;
-      });
-}
-
-// Launches `kernel` on `rows * cs` blocks in clusters of `cs` (one cluster a row); false when
-// clusters of that shape cannot run on this device (then the caller takes another tier).
-template <typename... Params, typename... Args>
-bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threads, int64_t smem,
-                      Args... args) {
-  if (rows * cs >= (int64_t(1) << 31)) return false;
-  const int active = active_clusters(kernel, cs, threads, smem);
-  if (active == 0) return false;
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = cluster_config(rows * cs, cs, threads, smem, &attr);
-  MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
-  return true;
 }
 
 // Tier 3b: each row over a cluster, its chunks cached in shared memory (rows too long for the
@@ -449,223 +370,17 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols);
 }
 
-// How tier 4a lays a group out: R packs a thread, a block of TX packs along inner by TY steps,
-// CS blocks a cluster.
-struct ColumnPlan {
-  int packs;
-  int64_t tx, ty, cs;
-};
-
-// small_blocks: 128 threads a block instead of 256 (16-bit forward: [16, 21, 256, 256] 37.7 ->
-// 35.8 us, [32, 4, 256, 256] 16.0 -> 14.9 us on an H100).
-template <int N, bool Bwd>
-ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_blocks) {
-  constexpr int kMaxPacks = column_max_packs<Bwd>();
-  const int64_t npk = ceil_div(s.inner, N);
-  // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
-  // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
-  static const int forced_packs = env_int("MT_SOFTMAX_COLUMN_PACKS", 0);
-  static const int min_tx = std::max(1, env_int("MT_SOFTMAX_COLUMN_MIN_TX", 2));
-  static const int forced_threads = env_int("MT_SOFTMAX_COLUMN_THREADS", 0);
-  const int want_threads = forced_threads > 0 ? forced_threads : small_blocks ? 128 : 256;
-  const int block_threads = std::clamp(want_threads / 32 * 32, 32, kColumnMaxThreads);
-  // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
-  // as many where that pads the axis less (21 steps: 3 x 8, not 2 x 16). Narrow packs (a
-  // misaligned inner) always take the most: they are compiled for that alone.
-  int packs = std::clamp(next_pow2(forced_packs > 0 ? forced_packs : s.axis), 2, kMaxPacks);
-  if (forced_packs <= 0 && packs == kMaxPacks && packs > 2 &&
-      ceil_div(s.axis, packs / 2) * (packs / 2) < ceil_div(s.axis, packs) * packs)
-    packs /= 2;
-  if (narrow_packs) packs = kMaxPacks;
-  const int64_t steps = ceil_div(s.axis, packs);  // threads along the axis, over the cluster
-  // Packs along inner: as many as the block has room for beside the axis, at least 2 (a
-  // 32-byte sector per step for 16-byte packs).
-  const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
-  int64_t tx = 1;
-  while (tx * 2 <= want_tx) tx *= 2;
-  const int64_t cs = ceil_div(steps, block_threads / tx);
-  int64_t ty = ceil_div(steps, cs);
-  if (tx < 32) ty = ceil_div(ty, 32 / tx) * (32 / tx);  // whole warps
-  return {packs, tx, ty, cs};
-}
-
-// Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
-// cannot run here).
-template <typename T, int N, bool Log, bool Bwd>
-bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
-  constexpr int kMaxPacks = column_max_packs<Bwd>();
-  const DeviceInfo& dev = device_info();
-  const int64_t tx = plan.tx, cs = plan.cs;
-  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
-  const int64_t tiles = ceil_div(ceil_div(s.inner, N), tx);
-  const int64_t groups = s.outer * tiles;
-  if (groups * cs >= (int64_t(1) << 31)) return false;
-  const int threads = int(tx * plan.ty);
-  auto run = [&](auto packs_c) {
-    constexpr int R = decltype(packs_c)::value;
-    auto kernel = softmax_column_kernel<T, N, R, Log, Bwd>;
-    const T* a = static_cast<const T*>(p.a);
-    const T* b = static_cast<const T*>(p.b);
-    T* out = static_cast<T*>(p.out);
-    const int tx_log2 = log2_exact(int(tx));
-    if (cs > 1)
-      return launch_clustered(kernel, groups, int(cs), threads, 0, a, b, out, s.axis,
-                              s.inner, tiles, tx_log2, int(cs));
-    kernel<<<unsigned(groups), threads>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1);
-    MT_CUDA_CHECK_LAUNCH();
-    return true;
-  };
-  if (N != pack_size<T>()) return run(std::integral_constant<int, kMaxPacks>());  // narrow packs
-  switch (plan.packs) {
-    case 2: return run(std::integral_constant<int, 2>());
-    case 4: return run(std::integral_constant<int, 4>());
-    case 8:
-      if constexpr (kMaxPacks >= 8) return run(std::integral_constant<int, 8>());
-  }
-  return false;
-}
-
-// Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
-// 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block, and in 16-bit wherever the group needs a cluster: halving the cluster helped
-// [8, 4096, 4096] more there (274 -> 256 us) than the wider tile, which helped float32 (496 ->
-// 481 us). Narrower still where the axis would need more than 16 blocks; false when even 32-byte
-// tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
-// MT_SOFTMAX_STAGED_KB the shared memory a block stages.
-template <typename T, int N, bool Log, bool Bwd>
-bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
-  constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
-  const DeviceInfo& dev = device_info();
-  static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
-  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
-  const int64_t npk = s.inner / N;
-  // A block of TX packs by TY steps; the blocks a group takes at TX packs.
-  const auto ty_for = [&](int64_t tx) {
-    const int64_t steps = std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx));  // whole warps
-    return std::min<int64_t>(kColumnMaxThreads / tx, steps);
-  };
-  const auto blocks_for = [&](int64_t tx) {
-    const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
-    return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
-  };
-  int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
-  if (forced_tx > 0) {
-    tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
-  } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
-    tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
-  } else if (tx == kLine && blocks_for(kLine) > 1 &&
-             (sizeof(T) == 2 || blocks_for(kLine / 2) == 1)) {
-    tx = kLine / 2;
-  }
-  while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
-  const int64_t ty = ty_for(tx), cs = blocks_for(tx);
-  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
-  const int threads = int(tx * ty);
-  const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads);
-  if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
-  const int64_t tiles = ceil_div(npk, tx);
-  const int64_t groups = s.outer * tiles;
-  if (groups * cs >= (int64_t(1) << 31)) return false;
-  auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
-  allow_dynamic_smem(kernel, smem);
-  const T* a = static_cast<const T*>(p.a);
-  const T* b = static_cast<const T*>(p.b);
-  T* out = static_cast<T*>(p.out);
-  const int tx_log2 = log2_exact(int(tx));
-  if (cs > 1)
-    return launch_clustered(kernel, groups, int(cs), threads, smem, a, b, out, s.axis, s.inner,
-                            tiles, tx_log2, int(cs), int(seg));
-  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1,
-                                              int(seg));
-  MT_CUDA_CHECK_LAUNCH();
-  return true;
-}
-
-// Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs
-// that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
-// has 392-byte rows), or one element. Registers take it when their tile is a 128-byte line wide
-// (short axes); shared memory when registers could hold the group only as narrower tiles, whose
-// lines L2 would look up once per tile (long axes; 16- and 8-byte packs). False when tier 4 must
-// take it. MT_SOFTMAX_COLUMN_STAGED=1/-1 forces tier 4b on/off, MT_SOFTMAX_COLUMN_PACKS=-1
-// turns both off (for comparisons).
-template <typename T, bool Log, bool Bwd>
-bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
-  if (env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0) return false;
-  static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
-  constexpr int N = pack_size<T>();
-  auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
-  // Tier 4b where tier 4a's tiles would be narrower than a line (or where it is preferred),
-  // else tier 4a, in packs of n elements.
-  const auto in_packs = [&](auto n_c, bool narrow_packs, bool small_blocks, bool prefer_staged) {
-    constexpr int n = decltype(n_c)::value;
-    const ColumnPlan plan = column_register_plan<n, Bwd>(s, narrow_packs, small_blocks);
-    const bool narrow_tile =
-        plan.tx * n * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, n);
-    if (staged > 0 || (staged == 0 && (narrow_tile || prefer_staged)))
-      if (launch_column_staged_tier<T, n, Log, Bwd>(p, s)) return true;
-    return launch_column_tier<T, n, Log, Bwd>(p, s, plan);
-  };
-  // 16-bit forward from 64 steps: registers hold 16-bit values and convert them at each use;
-  // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
-  // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
-  constexpr bool k16BitForward = sizeof(T) == 2 && !Bwd;
-  if (packs_of(N)) {
-    const bool prefer_staged = k16BitForward && s.axis >= 64;
-    return in_packs(std::integral_constant<int, N>(), false, k16BitForward, prefer_staged);
-  }
-  if constexpr (sizeof(T) == 2) {
-    if (packs_of(4)) return in_packs(std::integral_constant<int, 4>(), true, false, false);
-  }
-  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true, false));
-}
-
-// Tier 4: inner > 1.
-template <typename T, bool Log, bool Bwd>
-void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
-  constexpr int N = pack_size<T>();
-  const DeviceInfo& dev = device_info();
-  const int64_t npk = ceil_div(s.inner, N);
-  // Threads along inner: 8 (128-byte segments) unless that leaves too few tiles to fill the GPU;
-  // never below 2 (32-byte sectors).
-  int64_t tx = std::min<int64_t>(8, next_pow2(npk));
-  while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
-  // The group in shared memory or registers (of a cluster), when the axis allows.
-  if (launch_column_tiers<T, Log, Bwd>(p, s)) return;
-  // A short axis leaves threads along it idle: hand them to inner instead.
-  const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
-  tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));
-  const int64_t tiles = ceil_div(npk, tx);
-  const bool vec = p.aligned() && (s.inner * int64_t(sizeof(T))) % 16 == 0;
-  const bool onchip = inner_tier_smem<T, Bwd>(s.axis, int(tx), true) <= kInnerOnchipBytes;
-  const int64_t smem = inner_tier_smem<T, Bwd>(s.axis, int(tx), onchip);
-  auto kernel = softmax_inner_kernel<T, Log, Bwd>;
-  allow_dynamic_smem(kernel, smem);
-  const int64_t fill = int64_t(blocks_per_sm(kernel, kInnerThreads, smem)) * dev.sm_count;
-  const int grid = int(std::min(s.outer * tiles, fill));
-  kernel<<<grid, kInnerThreads, smem>>>(static_cast<const T*>(p.a),
-                                               static_cast<const T*>(p.b), static_cast<T*>(p.out),
-                                               s.outer, s.axis, s.inner, log2_exact(int(tx)),
-                                               tiles, vec, onchip);
-  MT_CUDA_CHECK_LAUNCH();
-}
-
-template <typename T, bool Log, bool Bwd>
-void launch_softmax(const Ptrs& p, SoftmaxShape s) {
-  if (s.inner > 1) return launch_inner_tier<T, Log, Bwd>(p, s);
-  launch_row_tiers<T, Log, Bwd>(p, s.outer, s.axis);
-}
-
 template <bool Bwd>
 void dispatch(const Ptrs& p, DType dtype, SoftmaxShape s, bool log) {
   if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0) return;
+  if (s.inner > 1) return launch_column_tiers(p, dtype, s, log, Bwd);
   const char* name = Bwd ? (log ? "log_softmax_backward_cuda" : "softmax_backward_cuda")
                          : (log ? "log_softmax_cuda" : "softmax_cuda");
   MT_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
     if (log)
-      launch_softmax<scalar_t, true, Bwd>(p, s);
+      launch_row_tiers<scalar_t, true, Bwd>(p, s.outer, s.axis);
     else
-      launch_softmax<scalar_t, false, Bwd>(p, s);
+      launch_row_tiers<scalar_t, false, Bwd>(p, s.outer, s.axis);
   });
 }
 
