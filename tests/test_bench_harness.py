@@ -274,6 +274,29 @@ def test_summary_geomean_and_bandwidth_floor() -> None:
     assert "60%" in report.bandwidth_summary(sweep)  # the small case is too small to count
 
 
+def test_kernel_time_summary_judges_on_kernel_times() -> None:
+    big = cases.TypedCase(cases.Case("a", (4096, 8192), -1), "float16")  # 128 MiB of traffic
+    small = cases.TypedCase(cases.Case("b", (32, 32), -1), "float16")
+    results = [
+        # slower than torch by median time (host time), faster by kernel time
+        CaseResult(big, Timing(us=100.0, kernel_us=80.0), Check("ok"), 72.0,
+                   {"torch": Timing(us=90.0, kernel_us=88.0), "quack": Timing(us=95.0, kernel_us=84.0)}),
+        CaseResult(small, Timing(us=10.0, kernel_us=4.0), Check("ok"), 1.0, {"torch": Timing(us=5.0, kernel_us=5.0)}),
+    ]
+    sweep = SweepResult("dev", "cuda", "softmax", 3333.0, "fake", ["torch", "quack"], results)
+    assert math.isclose(results[0].kernel_speedup_over_best, 84.0 / 80.0)
+    assert math.isclose(results[0].kernel_pct_of_copy, 90.0)
+    lines = report.dtype_summary(sweep)
+    assert "at least as fast as every contender in 0 of 2" in lines[0]  # median times
+    kernel_line = next(line for line in lines if "over kernel times" in line)
+    assert "at least as fast as every contender in 2 of 2" in kernel_line
+    assert "min 90% over the 1 cases moving >= 64 MiB (1 at >= 90%)" in kernel_line
+    # without kernel times there is no such line
+    plain = [CaseResult(big, Timing(us=100.0), Check("ok"), 72.0, {"torch": Timing(us=90.0)})]
+    sweep = SweepResult("dev", "cuda", "softmax", 3333.0, "fake", ["torch"], plain)
+    assert not any("kernel" in line for line in report.dtype_summary(sweep))
+
+
 def test_cli_help_and_ladder_gate() -> None:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         try:

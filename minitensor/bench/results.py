@@ -57,6 +57,25 @@ class CaseResult:
         best = self.fastest_contender
         return NAN if best is None else self.speedup_over(best)
 
+    @property
+    def kernel_speedup_over_best(self) -> float:
+        """`× best` over the CUDA profiler's kernel times, which leave out the host time a call
+        spends before its kernels run (NaN where minitensor's or every contender's is missing)."""
+        mine = self.minitensor.kernel_us
+        theirs = [t.kernel_us for t in self.contenders.values()
+                  if t.ok and math.isfinite(t.kernel_us) and t.kernel_us > 0]
+        if not theirs or not (self.minitensor.ok and math.isfinite(mine) and mine > 0):
+            return NAN
+        return min(theirs) / mine
+
+    @property
+    def kernel_pct_of_copy(self) -> float:
+        """% of the copy bandwidth over minitensor's kernel time instead of its median time."""
+        mine = self.minitensor.kernel_us
+        if not (self.minitensor.ok and math.isfinite(mine) and mine > 0):
+            return NAN
+        return self.pct_of_copy * self.minitensor.us / mine
+
 
 @dataclass
 class SweepResult:
