@@ -377,7 +377,9 @@ CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
 CUDA_INNER_CASES += [
     # the staged column tier (4b): inner in whole 16-byte packs but not whole tiles of them (40, 136
     # elements), axes for one block, a cluster of 64-byte tiles, and of 32-byte tiles
-    ((2, a, i), 1) for a in (300, 9000, 20000) for i in (40, 136)]
+    ((2, a, i), 1) for a in (300, 9000, 20000) for i in (40, 136)] + [
+    # inner 2: narrower than any pack
+    ((3, 150, 2), 1), ((2, 4097, 2), 1)]
 
 
 def cuda_check(shape, dim, log, dtype, rng, view=None):
@@ -423,6 +425,8 @@ def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
     ("step", (64, 2050), lambda t: t[:, ::2], 1),
     ("transposed", (1025, 64), lambda t: t.T, 1),
     ("inner-offset", (2, 129, 3137), lambda t: t[:, :, 1:], 1),
+    # contiguous, its start 8 bytes past a 16-byte boundary in 16-bit (8-byte packs, tier 4b)
+    ("inner-start", (3, 129, 3140), lambda t: t[1:], 1),
 ], ids=lambda c: c[0])
 def test_cuda_misaligned_views(case, log, dtype, rng):
     _, shape, view, dim = case
