@@ -373,7 +373,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
 template <bool Bwd>
 void dispatch(const Ptrs& p, DType dtype, SoftmaxShape s, bool log) {
   if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0) return;
-  if (s.inner > 1) return launch_column_tiers(p, dtype, s, log, Bwd);
+  if (s.inner > 1) return launch_inner_dim_tiers(p, dtype, s, log, Bwd);
   const char* name = Bwd ? (log ? "log_softmax_backward_cuda" : "softmax_backward_cuda")
                          : (log ? "log_softmax_cuda" : "softmax_cuda");
   MT_DISPATCH_FLOATING_TYPES(dtype, name, [&] {

@@ -122,7 +122,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   };
   int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
   if (forced_tx > 0) {
-    tx = std::min<int64_t>(next_pow2(forced_tx), next_pow2(npk));
+    tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1 &&
@@ -224,7 +224,7 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
 
 }  // namespace
 
-void launch_column_tiers(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, bool bwd) {
+void launch_inner_dim_tiers(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, bool bwd) {
   const char* name = bwd ? (log ? "log_softmax_backward_cuda" : "softmax_backward_cuda")
                          : (log ? "log_softmax_cuda" : "softmax_cuda");
   MT_DISPATCH_FLOATING_TYPES(dtype, name, [&] {

@@ -92,7 +92,7 @@ bool launch_clustered(void (*kernel)(Params...), int64_t rows, int cs, int threa
 }
 
 // Softmax over a non-last dim (inner > 1): tiers 4b, 4a and 4 (softmax_cuda_columns.cu).
-void launch_column_tiers(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, bool bwd);
+void launch_inner_dim_tiers(const Ptrs& p, DType dtype, SoftmaxShape s, bool log, bool bwd);
 
 }  // namespace softmax_launch
 }  // namespace mt
