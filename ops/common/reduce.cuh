@@ -229,8 +229,12 @@ __device__ __forceinline__ void load_values(const V* src, V (&out)[N]) {
 // partials for the N columns it owns: combines the partials of each column over all ty and gives
 // every thread the results for its tx. Within a warp the rows meet by shuffles; the rows left
 // (one per warp when TX <= 32, else one per ty: at most 32) meet in `scratch`, which holds
-// (blockDim.x / max(TX, 32)) * TX * N values, 16-byte aligned. blockDim.x must be a multiple of
-// 32 and of TX.
+// column_allreduce_scratch(blockDim.x, TX, N) values, 16-byte aligned. blockDim.x must be a
+// multiple of 32 and of TX.
+__host__ __device__ constexpr int column_allreduce_scratch(int threads, int tx, int n) {
+  return threads / (tx > 32 ? tx : 32) * tx * n;
+}
+
 template <int N, typename V, typename Op>
 __device__ __forceinline__ void column_allreduce(V (&v)[N], Op op, V* scratch, int tx_log2) {
   const int TX = 1 << tx_log2, tx = threadIdx.x & (TX - 1);

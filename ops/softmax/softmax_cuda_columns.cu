@@ -61,31 +61,39 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   return {packs, tx, ty, cs};
 }
 
+// Launches a column kernel on `groups` groups of `cs` blocks of `threads` (a cluster a group when
+// cs > 1), `tx` packs along inner; false when that shape cannot run here. The kernel takes
+// (a, b, out, axis, inner, tiles, tx_log2, cs, extra...).
+template <typename T, typename... Params, typename... Extra>
+bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape s, int64_t tiles,
+                          int64_t tx, int64_t cs, int threads, int64_t smem, Extra... extra) {
+  const int64_t groups = s.outer * tiles;
+  if (groups * cs >= (int64_t(1) << 31)) return false;
+  const T* a = static_cast<const T*>(p.a);
+  const T* b = static_cast<const T*>(p.b);
+  T* out = static_cast<T*>(p.out);
+  const int tx_log2 = log2_exact(int(tx));
+  if (cs > 1) {
+    if (!device_info().clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx) return false;
+    return launch_clustered(kernel, groups, int(cs), threads, smem, a, b, out, s.axis, s.inner,
+                            tiles, tx_log2, int(cs), extra...);
+  }
+  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1,
+                                              extra...);
+  MT_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
 // Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
 // cannot run here).
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
   constexpr int kMaxPacks = column_max_packs<Bwd>();
-  const DeviceInfo& dev = device_info();
-  const int64_t tx = plan.tx, cs = plan.cs;
-  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
-  const int64_t tiles = ceil_div(ceil_div(s.inner, N), tx);
-  const int64_t groups = s.outer * tiles;
-  if (groups * cs >= (int64_t(1) << 31)) return false;
-  const int threads = int(tx * plan.ty);
+  const int64_t tiles = ceil_div(ceil_div(s.inner, N), plan.tx);
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
-    auto kernel = softmax_column_kernel<T, N, R, Log, Bwd>;
-    const T* a = static_cast<const T*>(p.a);
-    const T* b = static_cast<const T*>(p.b);
-    T* out = static_cast<T*>(p.out);
-    const int tx_log2 = log2_exact(int(tx));
-    if (cs > 1)
-      return launch_clustered(kernel, groups, int(cs), threads, 0, a, b, out, s.axis,
-                              s.inner, tiles, tx_log2, int(cs));
-    kernel<<<unsigned(groups), threads>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1);
-    MT_CUDA_CHECK_LAUNCH();
-    return true;
+    return launch_column_groups<T>(softmax_column_kernel<T, N, R, Log, Bwd>, p, s, tiles, plan.tx,
+                                   plan.cs, int(plan.tx * plan.ty), 0);
   };
   if (N != pack_size<T>()) return run(std::integral_constant<int, kMaxPacks>());  // narrow packs
   switch (plan.packs) {
@@ -107,7 +115,6 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
-  const DeviceInfo& dev = device_info();
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
   static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
   const int64_t npk = s.inner / N;
@@ -131,27 +138,13 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
-  if (cs > 1 && (!dev.clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx)) return false;
   const int threads = int(tx * ty);
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
   const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads);
-  if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
-  const int64_t tiles = ceil_div(npk, tx);
-  const int64_t groups = s.outer * tiles;
-  if (groups * cs >= (int64_t(1) << 31)) return false;
+  if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
-  const T* a = static_cast<const T*>(p.a);
-  const T* b = static_cast<const T*>(p.b);
-  T* out = static_cast<T*>(p.out);
-  const int tx_log2 = log2_exact(int(tx));
-  if (cs > 1)
-    return launch_clustered(kernel, groups, int(cs), threads, smem, a, b, out, s.axis, s.inner,
-                            tiles, tx_log2, int(cs), int(seg));
-  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1,
-                                              int(seg));
-  MT_CUDA_CHECK_LAUNCH();
-  return true;
+  return launch_column_groups<T>(kernel, p, s, ceil_div(npk, tx), tx, cs, threads, smem, int(seg));
 }
 
 // Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs
@@ -163,7 +156,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // turns both off (for comparisons).
 template <typename T, bool Log, bool Bwd>
 bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
-  if (env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0) return false;
+  static const bool turned_off = env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0;
+  if (turned_off) return false;
   static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };
@@ -195,6 +189,8 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
 // Tier 4: inner > 1.
 template <typename T, bool Log, bool Bwd>
 void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
+  // The group in shared memory or registers (of a cluster), when the axis allows.
+  if (launch_column_tiers<T, Log, Bwd>(p, s)) return;
   constexpr int N = pack_size<T>();
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(s.inner, N);
@@ -202,8 +198,6 @@ void launch_inner_tier(const Ptrs& p, SoftmaxShape s) {
   // never below 2 (32-byte sectors).
   int64_t tx = std::min<int64_t>(8, next_pow2(npk));
   while (tx > 2 && s.outer * ceil_div(npk, tx) < 2 * dev.sm_count) tx /= 2;
-  // The group in shared memory or registers (of a cluster), when the axis allows.
-  if (launch_column_tiers<T, Log, Bwd>(p, s)) return;
   // A short axis leaves threads along it idle: hand them to inner instead.
   const int64_t ty = std::min<int64_t>(kInnerThreads / tx, next_pow2(s.axis));
   tx = std::max<int64_t>(tx, std::min<int64_t>(kInnerThreads / ty, next_pow2(npk)));

@@ -31,7 +31,7 @@ namespace mt {
 // of dy backward), then column_allreduce's scratch.
 template <typename T, int N, bool Bwd>
 inline int64_t column_staged_smem(int64_t seg, int tx, int threads) {
-  const int64_t scratch = int64_t(threads) / std::max(32, tx) * tx * N;
+  const int64_t scratch = column_allreduce_scratch(threads, tx, N);
   return seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) + scratch * int64_t(sizeof(acc_t<T>));
 }
 
