@@ -5,7 +5,8 @@
 
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
-process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch (QuACK when importable with --quack, torch.compile with --compile). A
+process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch (QuACK
+with --quack and Liger with --liger when importable, torch.compile with --compile). A
 shape's `:d` suffix picks the dim (default the last). Every result is checked against
 torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process:
 run one process per setting.
@@ -61,6 +62,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--quack", action="store_true")
+    parser.add_argument("--liger", action="store_true")
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--tag", default="")
     parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
@@ -76,6 +78,13 @@ def main():
             quack = (softmax_fwd, softmax_bwd)
         except Exception as error:  # noqa: BLE001
             print("no QuACK:", error)
+    liger = None
+    if args.liger:
+        try:
+            from liger_kernel.ops.softmax import LigerSoftmaxFunction
+            liger = LigerSoftmaxFunction.apply
+        except Exception as error:  # noqa: BLE001
+            print("no Liger:", error)
     for shape_text in args.shapes:
         dims_text, _, dim_text = shape_text.partition(":")
         shape = [int(v) for v in dims_text.split("x")]
@@ -107,6 +116,8 @@ def main():
                 contenders.append(("compile", lambda: compiled(x)))
             if quack and dtype != torch.float64 and dim in (-1, len(shape) - 1):
                 contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
+            if liger and not args.backward and dim in (-1, len(shape) - 1):
+                contenders.append(("liger", lambda: liger(x)))
             for label, fn in contenders:
                 try:
                     us = (kernel_us if args.kernel else time_us)(fn, args.reps, flush)

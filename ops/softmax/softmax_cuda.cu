@@ -270,23 +270,36 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
 }
 
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads
-// a row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring).
-// Narrow up to 256 threads a row; past that wide measured faster (H100 kernel times: [1024,
-// 8192] float16 16.5 -> 15.1 us, float32 25.9 -> 24.4; [1024, 10240] float32 33.5 -> 30.5;
-// [1024, 2048] float64 19.1 -> 15.3). A 16-bit row at 256 threads keeps its 16 values a thread
-// in 48 registers, five blocks an SM: over a long grid (16 or more rounds of the blocks that
-// fit) the wide packs' occupancy wins ([16384, 4096] float16 96.5 -> 91.9 us), over a short
-// one it does not ([2048, 4096] 14.9 -> 15.3, [1024, 4096] 9.1 -> 10.0).
+// a row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring
+// and take exp twice). float32 and float64: narrow up to 256 threads a row; past that wide
+// measured faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5
+// -> 30.5; [1024, 2048] float64 19.1 -> 15.3). 16-bit softmax rows, whose narrow blocks fit 32
+// registers a thread: narrow while three blocks fit an SM, so that one block's reductions overlap
+// another's loads ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240] 17.8 -> 17.4 at
+// 640; [1024, 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid (16 or more
+// rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384, 4096]
+// float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
+// 15.3, [1024, 4096] 9.1 -> 10.0).
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
   const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
-  if (threads > 256) return false;
+  if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 256)) return false;
   if (sizeof(T) != 2 || threads < 256) return true;
   auto kernel = softmax_staged_row_kernel<T, kNarrow, Log, false, RowGroup::kBlock>;
   const int64_t smem = row_ring_bytes<false>(1, threads, kNarrow);
   allow_dynamic_smem(kernel, smem);
-  return rows < 16 * int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
+  const int fit = blocks_per_sm(kernel, threads, smem);
+  if (threads > 256) return fit >= 3;
+  return rows < 16 * int64_t(fit) * device_info().sm_count;
+}
+
+// Whether a forward row that the lanes tier would give a warp of more than two packs a lane
+// runs faster in a block of its own: when warps a row would not fill the GPU twice over (2048
+// threads an SM), the block tier's shorter threads and 32 registers won (H100 kernel times:
+// [1024, 1024] float16 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3).
+inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
+  return !bwd && npk > 64 && rows * 32 < int64_t(2) * 2048 * device_info().sm_count;
 }
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
@@ -297,7 +310,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  if (npk <= 32 * lanes_tier_max_packs<T, Bwd>())
+  if (npk <= 32 * lanes_tier_max_packs<T, Bwd>() && !forward_prefers_block(rows, npk, Bwd))
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
   // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
