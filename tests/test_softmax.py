@@ -365,6 +365,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)
     ((100000, 33), 1), ((60000, 96), 1), ((3000, 2048), 1), ((40, 65536), 1), ((20, 151936), 1),
+    # aligned rows whose last threads hold part of their packs: in one block, in a cluster whose
+    # chunks end inside a block, and over an 8-block cluster
+    ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),
 ]
 # (outer, axis, inner) for softmax over a non-last dim.
 CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
@@ -480,7 +483,7 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
 # these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
 SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
                    ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1), ((2, 21, 3136), 1),
-                   ((1, 2048, 64), 1)]
+                   ((1, 2048, 64), 1), ((200, 4104), 1), ((100, 40008), 1)]
 
 
 @pytest.mark.cuda
