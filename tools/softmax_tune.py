@@ -2,14 +2,15 @@
 
     MT_SOFTMAX_STAGES=3 python tools/softmax_tune.py 16384x4096 524288x128 --dtypes f16,f32
     python tools/softmax_tune.py 64x128x56x56:1 4096x4096:0 --compile   # over another dim
+    bash scripts/gpu_ab.sh run --kernel 1024x8192   # two builds in one call (see that script)
 
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
-process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch (QuACK
-with --quack and Liger with --liger when importable, torch.compile with --compile). A
-shape's `:d` suffix picks the dim (default the last). Every result is checked against
-torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process:
-run one process per setting.
+process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch
+(not with --no-torch), QuACK with --quack and Liger with --liger when importable, torch.compile
+with --compile. A shape's `:d` suffix picks the dim (default the last). Every result is checked
+against torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per
+process: run one process per setting.
 """
 
 import argparse
@@ -64,6 +65,8 @@ def main():
     parser.add_argument("--quack", action="store_true")
     parser.add_argument("--liger", action="store_true")
     parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--no-torch", action="store_true", help="time only minitensor (and any "
+                        "contender asked for): half the device time of an A/B run")
     parser.add_argument("--tag", default="")
     parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
     args = parser.parse_args()
@@ -109,7 +112,7 @@ def main():
             got = torch.from_dlpack(ours()).double()
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
             line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
-            contenders = [("mt", ours), ("torch", theirs)]
+            contenders = [("mt", ours)] + ([] if args.no_torch else [("torch", theirs)])
             if args.compile and not args.backward:
                 torch._dynamo.reset()
                 compiled = torch.compile(lambda t: torch.softmax(t, dim), dynamic=False)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A/B of two builds of minitensor in one call on a GPU machine: the working tree ("new") against
+# a base tree ("base", e.g. main), so that a kernel change is timed beside the code it replaces
+# without a second call (device time is scarce; a machine going cold between calls costs a start).
+#
+#   bash scripts/gpu_ab.sh prepare [REF]        # here: REF (default HEAD) into .ab_base/ (ignored)
+#   bash scripts/gpu_ab.sh run [tune args...]   # there, with .ab_base carried: e.g.
+#   bash scripts/gpu_ab.sh run --kernel --no-torch --dtypes f16,f32 1024x8192 16384x4096
+#
+# `run` builds both trees at once (half the cores each), installs the new build as the package
+# and the base build under /tmp/mt_base, runs the softmax GPU tests on the new build (AB_TESTS=0
+# skips them), then tools/softmax_tune.py with the given arguments once per build (--tag base,
+# --tag new). AB_SETTINGS="MT_SOFTMAX_X=1 MT_SOFTMAX_Y=2,MT_SOFTMAX_Z=0" adds a run of the new
+# build per setting (settings apart by spaces, a setting's variables by commas): the tuning
+# overrides are read once per process.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+base=$repo/.ab_base
+case "${1:-}" in
+  prepare)
+    rm -rf "$base" && mkdir -p "$base"
+    git archive "${2:-HEAD}" | tar xf - -C "$base" || exit 1
+    echo "base tree ($(git rev-parse --short "${2:-HEAD}")) in .ab_base/: carry it in the device call"
+    ;;
+  run)
+    shift
+    [ -f "$base/CMakeLists.txt" ] || { echo "no base tree: run 'bash scripts/gpu_ab.sh prepare' first" >&2; exit 2; }
+    export PYTHONUNBUFFERED=1
+    start=$(date +%s)
+    half=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+    build() {  # source folder, wheel folder, log
+      (cd "$1" && CMAKE_BUILD_PARALLEL_LEVEL=$half python3 -m pip wheel --no-build-isolation --no-deps \
+        -w "$2" . >"$3" 2>&1) || { tail -40 "$3"; return 1; }
+    }
+    # The base builds in a copy of its own: scikit-build-core keeps its build folder in the source.
+    rm -rf /tmp/ab_base_src && cp -r "$base" /tmp/ab_base_src
+    build "$repo" /tmp/ab_wheel_new /tmp/ab_build_new.log & new_pid=$!
+    build /tmp/ab_base_src /tmp/ab_wheel_base /tmp/ab_build_base.log & base_pid=$!
+    wait $new_pid || exit 1
+    wait $base_pid || exit 1
+    python3 -m pip install -q --root-user-action=ignore --no-deps --force-reinstall /tmp/ab_wheel_new/minitensor-*.whl >/dev/null || exit 1
+    rm -rf /tmp/mt_base
+    python3 -m pip install -q --root-user-action=ignore --no-deps --target /tmp/mt_base /tmp/ab_wheel_base/minitensor-*.whl >/dev/null || exit 1
+    echo "== built both: $(( $(date +%s) - start )) s"
+    cd /tmp  # import the installed packages, not the source folder
+    if [ "${AB_TESTS:-1}" != 0 ]; then
+      xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8")
+      # shellcheck disable=SC2086
+      python3 -m pytest "$repo/tests/test_softmax.py" -m cuda -q -x -p no:cacheprovider $xdist 2>&1 | tail -3
+      echo "== tested the new build: $(( $(date +%s) - start )) s"
+    fi
+    tune() { python3 "$repo/tools/softmax_tune.py" "$@" 2>&1 | grep -v -i "warn"; }
+    PYTHONPATH=/tmp/mt_base tune --tag base "$@"
+    tune --tag new "$@"
+    for setting in ${AB_SETTINGS:-}; do
+      # shellcheck disable=SC2046
+      env $(echo "$setting" | tr ',' ' ') python3 "$repo/tools/softmax_tune.py" --tag "${setting#MT_SOFTMAX_}" "$@" 2>&1 | grep -v -i "warn"
+    done
+    echo "== done: $(( $(date +%s) - start )) s"
+    ;;
+  *)
+    sed -n '2,15p' "$0"
+    exit 2
+    ;;
+esac
