@@ -55,7 +55,7 @@ case "${1:-}" in
     tune --tag new "$@"
     for setting in ${AB_SETTINGS:-}; do
       # shellcheck disable=SC2046
-      env $(echo "$setting" | tr ',' ' ') python3 "$repo/tools/softmax_tune.py" --tag "${setting#MT_SOFTMAX_}" "$@" 2>&1 | grep -v -i "warn"
+      (export $(echo "$setting" | tr ',' ' ') && tune --tag "${setting#MT_SOFTMAX_}" "$@")
     done
     echo "== done: $(( $(date +%s) - start )) s"
     ;;

@@ -79,6 +79,12 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   MT_CUDA_CHECK_LAUNCH();
 }
 
+// Whether `threads` would not fill the GPU twice over (2048 resident threads an SM): short
+// forward grids, which the lanes tier spreads over more lanes and the block tier takes instead.
+inline bool under_two_gpu_fills(int64_t threads) {
+  return threads < int64_t(2) * 2048 * device_info().sm_count;
+}
+
 // Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. A lane takes 4
 // packs once the row has them (the two butterfly reductions cost the same per lane whatever it
 // holds: at 4 values a lane they made [524288, 128] float32 instruction-bound), but a forward
@@ -99,10 +105,10 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   };
   const int default_min_packs = Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4;
   int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : default_min_packs);
-  // A forward whose threads would not fill the GPU twice over (2048 an SM) spreads its rows over
-  // twice the lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288,
-  // 128] float16, four packs a lane stay faster).
-  if (!Bwd && forced_min_packs <= 0 && rows * lanes < int64_t(2) * 2048 * device_info().sm_count)
+  // A forward whose threads would not fill the GPU twice over spreads its rows over twice the
+  // lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288, 128] float16,
+  // four packs a lane stay faster).
+  if (!Bwd && forced_min_packs <= 0 && under_two_gpu_fills(rows * lanes))
     lanes = lanes_for(2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
@@ -295,11 +301,11 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
 }
 
 // Whether a forward row that the lanes tier would give a warp of more than two packs a lane
-// runs faster in a block of its own: when warps a row would not fill the GPU twice over (2048
-// threads an SM), the block tier's shorter threads and 32 registers won (H100 kernel times:
-// [1024, 1024] float16 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3).
+// runs faster in a block of its own: when warps a row would not fill the GPU twice over, the
+// block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
+// 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3).
 inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
-  return !bwd && npk > 64 && rows * 32 < int64_t(2) * 2048 * device_info().sm_count;
+  return !bwd && npk > 64 && under_two_gpu_fills(rows * 32);
 }
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
