@@ -10,14 +10,20 @@
 namespace mt {
 
 // Copies Bytes (16 or 8) from global to shared memory; `smem` and `gmem` must be aligned to it.
-// 16-byte copies bypass L1 (.cg); 8-byte ones cannot (.ca: .cg takes only 16).
-template <int Bytes>
+// 16-byte copies bypass L1 (.cg); 8-byte ones cannot (.ca: .cg takes only 16). `Prefetch`: the
+// kernel reads the bytes around this copy soon (the rest of a row, a neighbouring tile), so a
+// miss asks L2 to fetch the 256 bytes around it (the L2::256B hint) instead of its sector alone.
+template <int Bytes, bool Prefetch = false>
 __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
   static_assert(Bytes == 16 || Bytes == 8, "cp.async copies of 16 or 8 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16)
+  if constexpr (Bytes == 16 && Prefetch)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+  else if constexpr (Bytes == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+  else if constexpr (Prefetch)
+    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
 #else

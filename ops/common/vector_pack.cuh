@@ -50,6 +50,24 @@ __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p
   *reinterpret_cast<W*>(dst) = w;
 }
 
+// A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
+// L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(Pack<T, N>) == 16) {
+    uint4 w;
+    asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(src));
+    Pack<T, N> p;
+    memcpy(&p, &w, sizeof(p));
+    return p;
+  }
+#endif
+  return load_whole(src);
+}
+
 // A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a
 // row from shared memory on every pass instead of holding it in registers, where the compiler
 // would otherwise keep the first pass's values live (and spill them).
@@ -188,12 +206,17 @@ __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const
   }
 }
 
-// Raw (unconverted) pack copies, for caching rows in shared memory in their storage type.
-template <int N, typename T, typename I>
+// Raw (unconverted) pack copies, for caching rows in shared memory in their storage type;
+// `Prefetch` as in load_prefetching.
+template <int N, bool Prefetch = false, typename T, typename I>
 __device__ __forceinline__ Pack<T, N> load_raw(const T* row, I col, I end, bool vec) {
   Pack<T, N> p;
   if (vec && col + N <= end) {
-    p = load_whole(reinterpret_cast<const Pack<T, N>*>(row + col));
+    const auto* src = reinterpret_cast<const Pack<T, N>*>(row + col);
+    if constexpr (Prefetch)
+      p = load_prefetching(src);
+    else
+      p = load_whole(src);
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j) p.v[j] = col + j < end ? row[col + j] : T(0.0f);

@@ -146,13 +146,14 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
   const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner;
   // Steps of this thread inside the axis (0 for a pack past inner).
   const int64_t valid = col < inner ? axis - first : 0;
+  // Loads ask L2 for the 256 bytes around them, as tier 4b's copies do (column_staged_tier.cuh).
   P v[R];
   [[maybe_unused]] P d[Bwd ? R : 1];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const bool inside = int64_t(r) * TY < valid;
-    v[r] = inside ? load_whole(reinterpret_cast<const P*>(a + offset + r * stride)) : fill;
-    if constexpr (Bwd) d[r] = inside ? load_whole(reinterpret_cast<const P*>(b + offset + r * stride)) : fill;
+    v[r] = inside ? load_prefetching(reinterpret_cast<const P*>(a + offset + r * stride)) : fill;
+    if constexpr (Bwd) d[r] = inside ? load_prefetching(reinterpret_cast<const P*>(b + offset + r * stride)) : fill;
   }
 
   // Per column; the N columns of a thread are independent chains.

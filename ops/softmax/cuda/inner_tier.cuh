@@ -5,6 +5,7 @@
 // When the (axis x W) group fits (`onchip`), the first pass also caches it in shared memory and
 // the second pass reads it from there: one read + one write. Otherwise the first pass is an
 // online (max, sum) and the second re-reads global memory (mostly L2 for this block's tile).
+// Global loads ask L2 for the 256 bytes around them, as tier 4b's copies do.
 #pragma once
 
 #include "core/dtype.h"
@@ -56,8 +57,8 @@ __global__ void __launch_bounds__(kInnerThreads)
       for (int u = 0; u < kInnerUnroll; ++u) {
         const int64_t ai = a0 + int64_t(u) * TY;
         const int64_t e = ai < axis ? inner : 0;
-        pa[u] = load_raw<N>(a + base + ai * inner, col, e, vec);
-        if constexpr (Bwd) pb[u] = load_raw<N>(b + base + ai * inner, col, e, vec);
+        pa[u] = load_raw<N, true>(a + base + ai * inner, col, e, vec);
+        if constexpr (Bwd) pb[u] = load_raw<N, true>(b + base + ai * inner, col, e, vec);
       }
 #pragma unroll
       for (int u = 0; u < kInnerUnroll; ++u) {
@@ -104,8 +105,8 @@ __global__ void __launch_bounds__(kInnerThreads)
         pa = load_whole(&cache_a[ai * TX + tx]);
         if constexpr (Bwd) pb = load_whole(&cache_b[ai * TX + tx]);
       } else {
-        pa = load_raw<N>(a + off, col, inner, vec);
-        if constexpr (Bwd) pb = load_raw<N>(b + off, col, inner, vec);
+        pa = load_raw<N, true>(a + off, col, inner, vec);
+        if constexpr (Bwd) pb = load_raw<N, true>(b + off, col, inner, vec);
       }
       A o[N];
 #pragma unroll

@@ -7,7 +7,10 @@
 //   kCluster  the `cs` blocks of a thread-block cluster (sm_90), each owning a chunk of the row,
 //             the block results combined through distributed shared memory: long rows (tier 3a).
 // Every thread owns PACKS 16-byte packs of each row, at the same places in every row, and copies
-// them into its own slots of a shared-memory ring (cp.async: no register holds data in flight).
+// them into its own slots of a shared-memory ring (cp.async: no register holds data in flight;
+// each copy asks L2 to fetch the 256 bytes around it on a miss, since the rest of the row's
+// packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
+// row cases within 1%).
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
 // the row from the ring on each pass (max, sum of exp, output) instead of holding it in
 // registers, so a thread can own 32-64 values without spilling; the rest hold their values in
@@ -167,8 +170,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
-          cp_async<16>(slot(stage, 0, p), ra + p * step);
-          if constexpr (Bwd) cp_async<16>(slot(stage, 1, p), rb + p * step);
+          cp_async<16, true>(slot(stage, 0, p), ra + p * step);
+          if constexpr (Bwd) cp_async<16, true>(slot(stage, 1, p), rb + p * step);
         }
       }
     } else if (kFromRing && row < rows) {
