@@ -362,6 +362,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     ((132, 32768), 1), ((132, 32769), 1),
     # many rows past 256 threads of narrow packs: the wide packs, one block a row
     ((300, 8192), 1),
+    # rows whose blocks fill the GPU at most once: one pack a thread (aligned rows, and rows
+    # whose last thread holds part of a pack in 16-bit)
+    ((400, 1024), 1), ((280, 3000), 1),
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)
     ((100000, 33), 1), ((60000, 96), 1), ((3000, 2048), 1), ((40, 65536), 1), ((20, 151936), 1),

@@ -79,10 +79,11 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   MT_CUDA_CHECK_LAUNCH();
 }
 
-// Whether `threads` would not fill the GPU twice over (2048 resident threads an SM): short
-// forward grids, which the lanes tier spreads over more lanes and the block tier takes instead.
-inline bool under_two_gpu_fills(int64_t threads) {
-  return threads < int64_t(2) * 2048 * device_info().sm_count;
+// Whether `threads` would fill the GPU (2048 resident threads an SM) fewer than `fills` times
+// over: short forward grids, which the lanes tier spreads over more lanes and the block tier
+// takes instead (twice), or gives one pack a thread (once).
+inline bool under_gpu_fills(int64_t threads, int fills) {
+  return threads < int64_t(fills) * 2048 * device_info().sm_count;
 }
 
 // Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. A lane takes 4
@@ -108,7 +109,7 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   // A forward whose threads would not fill the GPU twice over spreads its rows over twice the
   // lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288, 128] float16,
   // four packs a lane stay faster).
-  if (!Bwd && forced_min_packs <= 0 && under_two_gpu_fills(rows * lanes))
+  if (!Bwd && forced_min_packs <= 0 && under_gpu_fills(rows * lanes, 2))
     lanes = lanes_for(2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
@@ -305,7 +306,19 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
 // block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
 // 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3).
 inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
-  return !bwd && npk > 64 && under_two_gpu_fills(rows * 32);
+  return !bwd && npk > 64 && under_gpu_fills(rows * 32, 2);
+}
+
+// Whether a forward row of 16- or 32-bit data runs in a block of one pack a thread (Liger's
+// launch shape) rather than narrow packs: when those blocks fill the GPU at most once, each
+// thread's chain of load, reductions and store is the shortest it can be (ncu, [1024, 512]
+// float32: 6.4K SM active cycles at 4 packs a thread, 3.6K for Liger's kernel). H100 kernel
+// times: [1024, 512] float32 4.6 -> 4.0 us, [1024, 1024] 5.8 -> 5.3; at two fills it lost
+// ([1024, 2048] float32 8.1 -> 9.3, [1024, 4096] float16 7.8 -> 9.2), and float64 lost at one
+// ([1024, 1024] 9.6 -> 12.7).
+inline bool forward_takes_one_pack(int64_t rows, int64_t npk, bool bwd, int itemsize) {
+  return !bwd && itemsize <= 4 && npk <= kRowTierMaxThreads &&
+         under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
 }
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
@@ -350,6 +363,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
+  } else if (forced_packs == 0 && forward_takes_one_pack(rows, npk, Bwd, sizeof(T))) {
+    if constexpr (!Bwd && sizeof(T) <= 4) {
+      const int threads = int(ceil_div(npk, 32) * 32);
+      return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
+                                                              rows, false, vec);
+    }
   } else if (narrow_cs == 1 && forced_packs != 2 &&
              (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec)) return;
