@@ -309,15 +309,16 @@ inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
   return !bwd && npk > 64 && under_gpu_fills(rows * 32, 2);
 }
 
-// Whether a forward row of 16- or 32-bit data runs in a block of one pack a thread (Liger's
-// launch shape) rather than narrow packs: when those blocks fill the GPU at most once, each
-// thread's chain of load, reductions and store is the shortest it can be (ncu, [1024, 512]
-// float32: 6.4K SM active cycles at 4 packs a thread, 3.6K for Liger's kernel). H100 kernel
-// times: [1024, 512] float32 4.6 -> 4.0 us, [1024, 1024] 5.8 -> 5.3; at two fills it lost
-// ([1024, 2048] float32 8.1 -> 9.3, [1024, 4096] float16 7.8 -> 9.2), and float64 lost at one
-// ([1024, 1024] 9.6 -> 12.7).
+// Whether a forward float32 row runs in a block of one pack a thread (Liger's launch shape)
+// rather than narrow packs: when those blocks fill the GPU at most once, each thread's chain of
+// load, reductions and store is the shortest it can be (ncu, [1024, 512]: 6.4K SM active cycles
+// at 4 packs a thread, 3.6K for Liger's kernel). H100 kernel times: [1024, 512] 4.6 -> 4.0 us,
+// [1024, 1024] 5.8 -> 5.3; at two fills it lost ([1024, 2048] 8.1 -> 9.3). 16-bit rows gained
+// nothing ([1024, 1024] float16 4.0 -> 3.9) and lost in the sweep against the previous one
+// ([1024, 2048] 3.8 -> 4.3 us, bfloat16 alike),
+// float64 lost ([1024, 1024] 9.6 -> 12.7).
 inline bool forward_takes_one_pack(int64_t rows, int64_t npk, bool bwd, int itemsize) {
-  return !bwd && itemsize <= 4 && npk <= kRowTierMaxThreads &&
+  return !bwd && itemsize == 4 && npk <= kRowTierMaxThreads &&
          under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
 }
 
@@ -364,7 +365,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (forced_packs == 0 && forward_takes_one_pack(rows, npk, Bwd, sizeof(T))) {
-    if constexpr (!Bwd && sizeof(T) <= 4) {
+    if constexpr (!Bwd && sizeof(T) == 4) {
       const int threads = int(ceil_div(npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               rows, false, vec);
