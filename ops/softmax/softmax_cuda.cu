@@ -315,8 +315,7 @@ inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
 // at 4 packs a thread, 3.6K for Liger's kernel). H100 kernel times: [1024, 512] 4.6 -> 4.0 us,
 // [1024, 1024] 5.8 -> 5.3; at two fills it lost ([1024, 2048] 8.1 -> 9.3). 16-bit rows gained
 // nothing ([1024, 1024] float16 4.0 -> 3.9) and lost in the sweep against the previous one
-// ([1024, 2048] 3.8 -> 4.3 us, bfloat16 alike),
-// float64 lost ([1024, 1024] 9.6 -> 12.7).
+// ([1024, 2048] 3.8 -> 4.3 us, bfloat16 alike); float64 lost ([1024, 1024] 9.6 -> 12.7).
 inline bool forward_takes_one_pack(int64_t rows, int64_t npk, bool bwd, int itemsize) {
   return !bwd && itemsize == 4 && npk <= kRowTierMaxThreads &&
          under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
