@@ -316,9 +316,8 @@ inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
 // [1024, 1024] 5.8 -> 5.3; at two fills it lost ([1024, 2048] 8.1 -> 9.3). 16-bit rows gained
 // nothing ([1024, 1024] float16 4.0 -> 3.9) and lost in the sweep against the previous one
 // ([1024, 2048] 3.8 -> 4.3 us, bfloat16 alike); float64 lost ([1024, 1024] 9.6 -> 12.7).
-inline bool forward_takes_one_pack(int64_t rows, int64_t npk, bool bwd, int itemsize) {
-  return !bwd && itemsize == 4 && npk <= kRowTierMaxThreads &&
-         under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
+inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
+  return npk <= kRowTierMaxThreads && under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
 }
 
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
@@ -363,8 +362,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
-  } else if (forced_packs == 0 && forward_takes_one_pack(rows, npk, Bwd, sizeof(T))) {
-    if constexpr (!Bwd && sizeof(T) == 4) {
+  } else if (!Bwd && sizeof(T) == 4 && forced_packs == 0 && forward_takes_one_pack(rows, npk)) {
+    if constexpr (!Bwd && sizeof(T) == 4) {  // the same test, for the compiler
       const int threads = int(ceil_div(npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               rows, false, vec);
