@@ -10,7 +10,7 @@
 // them into its own slots of a shared-memory ring (cp.async: no register holds data in flight;
 // each copy asks L2 to fetch the 256 bytes around it on a miss, since the rest of the row's
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
-// row cases within 1%).
+// row cases within 2%).
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
 // the row from the ring on each pass (max, sum of exp, output) instead of holding it in
 // registers, so a thread can own 32-64 values without spilling; the rest hold their values in
