@@ -81,12 +81,16 @@ def test_dtype_summary_counts_wins_geomean_and_mean_copy_bandwidth() -> None:
         _case("float32", 10.0, 80.0, torch=10.0),  # × best 1.0: as fast counts as a win
         _case("float32", 10.0, 20.0, torch="torch not importable"),  # no contender: not counted
         _case("float16", 10.0, 90.0, torch=12.5),
+        # over another dim: its own line (other targets, other contenders)
+        CaseResult(cases.TypedCase(cases.Case("g", (1024, 1024), 0), "float32"), Timing(us=10.0, gbs=1.0),
+                   Check("ok"), 70.0, {"torch": Timing(us=40.0)}),
     ]
     sweep = SweepResult("dev", "cuda", "softmax", 4000.0, "fake", ["torch", "compile"], results)
     lines = report.dtype_summary(sweep)
-    assert lines[0] == ("float32: × best geomean 1.00x over 3 cases with a contender; minitensor at least as fast "
-                        "as every contender in 2 of 3; mean 50% of copy bandwidth over 4 cases")
-    assert lines[1].startswith("float16: × best geomean 1.25x over 1 cases") and "in 1 of 1" in lines[1]
+    assert lines[0] == ("float32, last dim: × best geomean 1.00x over 3 cases with a contender; minitensor at "
+                        "least as fast as every contender in 2 of 3; mean 50% of copy bandwidth over 4 cases")
+    assert lines[1].startswith("float32, other dims: × best geomean 4.00x over 1 cases") and "70%" in lines[1]
+    assert lines[2].startswith("float16, last dim: × best geomean 1.25x over 1 cases") and "in 1 of 1" in lines[2]
     text = report.softmax_report(sweep)
     table_header = next(line for line in text.splitlines() if line.startswith("group"))
     assert "× best" in table_header and lines[0] in text

@@ -18,6 +18,9 @@ CPU_MAX_TENSOR_BYTES = 64 * 2**20
 # Below this much traffic a kernel cannot reach copy bandwidth (launch and tail effects
 # dominate), so the "worst % of copy bandwidth" summary looks only at cases at least this big.
 LARGE_TRAFFIC_BYTES = 64 * 2**20
+# From this much traffic up, the speed targets ask for minitensor to be at least as fast as every
+# contender (below it, launch latency decides): the summaries count those cases on their own.
+MID_TRAFFIC_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,12 @@ class Case:
     @property
     def shape_text(self) -> str:
         return "x".join(str(s) for s in self.shape)
+
+    @property
+    def is_last_dim(self) -> bool:
+        """Softmax over rows (the last dim), whose targets and contenders differ from the other
+        dims'."""
+        return self.dim in (-1, len(self.shape) - 1)
 
 
 @dataclass(frozen=True)
