@@ -45,8 +45,7 @@ def kernel_profiler(flush):
     from minitensor.bench.kernel_profile import TorchKernelProfiler
 
     head = torch.zeros(4096, dtype=torch.int32, device="cuda")
-    profiler = TorchKernelProfiler(torch, flush.zero_, head.zero_)
-    return lambda fn, reps, _flush: profiler.kernel_us(fn, reps)
+    return TorchKernelProfiler(torch, flush.zero_, head.zero_)
 
 
 def main():
@@ -67,7 +66,7 @@ def main():
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     copy_gbs = 2 * src.numel() / time_us(lambda: dst.copy_(src), 20, flush) / 1e3
-    kernel_us = kernel_profiler(flush) if args.kernel else None
+    profiler = kernel_profiler(flush) if args.kernel else None
     quack = None
     if args.quack:
         try:
@@ -117,7 +116,7 @@ def main():
                 contenders.append(("liger", lambda: liger(x)))
             for label, fn in contenders:
                 try:
-                    us = (kernel_us if args.kernel else time_us)(fn, args.reps, flush)
+                    us = profiler.kernel_us(fn, args.reps) if profiler else time_us(fn, args.reps, flush)
                     line += f" | {label} {us:8.1f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"

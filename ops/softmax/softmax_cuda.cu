@@ -363,7 +363,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (!Bwd && sizeof(T) == 4 && forced_packs == 0 && forward_takes_one_pack(rows, npk)) {
-    if constexpr (!Bwd && sizeof(T) == 4) {  // the same test, for the compiler
+    // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
+    // would also compile a one-pack cluster kernel that never runs.
+    if constexpr (!Bwd && sizeof(T) == 4) {
       const int threads = int(ceil_div(npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               rows, false, vec);
