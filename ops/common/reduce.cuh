@@ -173,23 +173,29 @@ __device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch,
   return r;
 }
 
+// The (max, sum) of the n <= 32 pairs v[0..n) in every lane of the calling warp (all 32 lanes
+// must call it): a pair a lane, one exp a lane and two butterflies. Folded one by one in every
+// thread, each exp would wait on the previous max: a chain of n exps (16 for a cluster's blocks,
+// ~20% of a few-long-rows cluster kernel's stall samples).
+template <typename A>
+__device__ __forceinline__ MaxSum<A> maxsum_fold_lanes(const MaxSum<A>* v, int n) {
+  const int lane = threadIdx.x & 31;
+  const MaxSum<A> w = lane < n ? v[lane] : maxsum_identity<A>();
+  const A m = warp_allreduce(w.m, MaxOp());
+  return {m, warp_allreduce(w.m == m ? w.s : w.s * acc_exp(w.m - m), SumOp())};
+}
+
 // A block's (max, sum of exp(x - max)) from one pair a warp (the same in every lane of it), after
 // a single barrier: each warp leaves its pair in a slot, then every warp folds the slots across
-// its lanes (one exp a lane and two butterflies, where folding them one by one in every thread
-// would take an exp a warp). `scratch` holds 64 pairs; `parity` as in
-// block_allreduce_one_barrier.
+// its lanes. `scratch` holds 64 pairs; `parity` as in block_allreduce_one_barrier.
 template <typename A>
 __device__ __forceinline__ MaxSum<A> block_maxsum_one_barrier(MaxSum<A> v, MaxSum<A>* scratch,
                                                               int& parity) {
   MaxSum<A>* slots = scratch + parity * 32;
   parity ^= 1;
-  const int lane = threadIdx.x & 31;
-  if (lane == 0) slots[threadIdx.x >> 5] = v;
+  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
   __syncthreads();
-  const int nwarps = int(blockDim.x + 31) >> 5;
-  const MaxSum<A> w = lane < nwarps ? slots[lane] : maxsum_identity<A>();
-  const A m = warp_allreduce(w.m, MaxOp());
-  return {m, warp_allreduce(w.m == m ? w.s : w.s * acc_exp(w.m - m), SumOp())};
+  return maxsum_fold_lanes(slots, int(blockDim.x + 31) >> 5);
 }
 
 // Reduces a thread's values v[B..E) pairwise (log2 dependent steps instead of one per value),

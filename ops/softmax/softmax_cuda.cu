@@ -358,7 +358,11 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     const bool wide = forced_packs == 2 ||
                       (forced_packs == 0 && cs > 1 &&
                        !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
-    if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(max_threads) * kWide));
+    // The forward's wide blocks stop at 512 threads, as for many rows: two of them fit an SM at
+    // the 62 registers its float32 cluster kernel takes (at 544 threads [64, 152064] float32
+    // ran one block an SM: 40 -> 59 us).
+    const int wide_threads = Bwd ? max_threads : std::min(max_threads, 512);
+    if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(wide_threads) * kWide));
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
@@ -100,7 +101,8 @@ __device__ __forceinline__ void cluster_exchange_init(ClusterSlots<A>& cs) {
 }
 
 // `v` must already be the block's reduced value (the same in every thread); every thread of the
-// cluster calls this for the same exchanges, in the same order.
+// cluster calls this for the same exchanges, in the same order. (max, sum) pairs (MaxSumOp) are
+// folded across the lanes of each warp: blocks of whole warps only.
 template <typename A, typename Op>
 __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSlots<A>& cs,
                                                ClusterRound& round) {
@@ -125,10 +127,14 @@ __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSl
     for (int w = 0; w < int(sizeof(A) / 4); ++w) cd::push_word(dst + 4 * w, words[w], dst_bar);
   }
   cd::wait_phase(bar, phase);
-  A r = identity;
-  for (unsigned i = 0; i < n; ++i) r = op(r, cs.slot[set][i]);
   ++round.k;
-  return r;
+  if constexpr (std::is_same_v<Op, MaxSumOp>) {
+    return maxsum_fold_lanes(cs.slot[set], int(n));  // whole warps: the row tiers' blocks
+  } else {
+    A r = identity;
+    for (unsigned i = 0; i < n; ++i) r = op(r, cs.slot[set][i]);
+    return r;
+  }
 #else
   return v;
 #endif

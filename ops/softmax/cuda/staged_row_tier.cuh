@@ -221,30 +221,32 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto ring_row_forward = [&](int stage, unsigned mine, T* ro) {
     auto each_pack = [&](auto&& fn) {
 #pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-        if (mine >> p & 1u) {
-          A x[N];
-          unpack<N>(reload_shared(slot(stage, 0, p)), x);
-          fn(p, x);
-        }
-      }
+      for (int p = 0; p < PACKS; ++p)
+        if (mine >> p & 1u) fn(p, slot(stage, 0, p));
     };
+    // Pass 1, the max.
     A mt = A(-INFINITY);
-    each_pack([&](int, const A(&x)[N]) { mt = nan_max(mt, tree_reduce(x, MaxOp())); });
+    each_pack([&](int, const P* s) {
+      A x[N];
+      unpack<N>(reload_shared(s), x);
+      mt = nan_max(mt, tree_reduce(x, MaxOp()));
+    });
     A m = shift_reduce(mt, MaxOp());
     const ShiftedExp<kFast, A> ex(m);
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
     constexpr bool kKeepExp = !Log && sizeof(T) >= 4;
+    // Pass 2, the sum of exp(x - m).
     A st = 0;
     if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-      each_pack([&](int p, const A(&x)[N]) {
-        A e[N];
+      each_pack([&](int, P* s) {
+        A x[N], e[N];
+        unpack<N>(reload_shared(s), x);
 #pragma unroll
         for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
         st += tree_reduce(e, SumOp());
-        if constexpr (kKeepExp) store_whole(slot(stage, 0, p), pack_of<T>(e));
+        if constexpr (kKeepExp) store_whole(s, pack_of<T>(e));
       });
     }
     // A warp whose part is all -inf outputs 0 (its exps are 0, not NaN), unless the whole row
@@ -252,15 +254,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     const bool summed = m != A(-INFINITY);
     A coef, scale;
     row_stats(m, shift_reduce(st, SumOp()), coef, scale);
-    each_pack([&](int p, const A(&x)[N]) {
-      A o[N];
+    // Pass 3, the output.
+    each_pack([&](int p, const P* s) {
+      A x[N], o[N];
+      unpack<N>(reload_shared(s), x);
 #pragma unroll
-      for (int j = 0; j < N; ++j) {
-        if constexpr (Log)
-          o[j] = x[j] - m - coef;
-        else
-          o[j] = (summed ? (kKeepExp ? x[j] : ex(x[j])) : A(0)) * scale;
-      }
+      for (int j = 0; j < N; ++j)
+        o[j] = Log ? x[j] - m - coef : (summed ? (kKeepExp ? x[j] : ex(x[j])) : A(0)) * scale;
       store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
