@@ -39,19 +39,21 @@ __device__ __forceinline__ void cp_async_commit() {
 #endif
 }
 
-// Waits until at most `pending` of this thread's batches are still in flight (0..3; more counts
-// as 3). Only the issuing thread's copies are waited for: a thread may read what it copied
+// Waits until at most `pending` of this thread's batches are still in flight (0..7; more counts
+// as 7). Only the issuing thread's copies are waited for: a thread may read what it copied
 // itself, others need a barrier too.
 __device__ __forceinline__ void cp_async_wait(int pending) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (pending <= 0)
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-  else if (pending == 1)
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-  else if (pending == 2)
-    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
-  else
-    asm volatile("cp.async.wait_group 3;\n" ::: "memory");
+  switch (pending <= 0 ? 0 : pending >= 7 ? 7 : pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+  }
 #endif
 }
 

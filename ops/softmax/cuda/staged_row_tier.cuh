@@ -161,7 +161,15 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
   };
-  // Starts the copies of iteration `it`'s row into ring stage `stage` (one batch, maybe empty).
+  // A 16-bit forward that re-reads the ring finds each thread's (max, sum) in one pass, online,
+  // taking each pack as it lands (its own batch of copies) while the rest are on their way: the
+  // max pass no longer waits for the whole row. Packs batched so with a single ring stage only
+  // (every forward launch but a forced persistent one). (float32 and float64 softmax keep exps
+  // in the ring, which a moving max would invalidate; their log_softmax spilled.)
+  constexpr bool kOnline = kFromRing && sizeof(T) == 2;
+  const bool pack_batches = kOnline && stages == 1;
+  // Starts the copies of iteration `it`'s row into ring stage `stage`: one batch (maybe empty),
+  // or a batch a pack (pack_batches).
   auto prefetch = [&](int64_t it, int stage) {
     const int64_t row = group + it * ngroups;
     if (vec && row < rows) {
@@ -173,6 +181,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           cp_async<16, true>(slot(stage, 0, p), ra + p * step);
           if constexpr (Bwd) cp_async<16, true>(slot(stage, 1, p), rb + p * step);
         }
+        if (pack_batches && p + 1 < PACKS) cp_async_commit();
       }
     } else if (kFromRing && row < rows) {
       // A misaligned row goes through the ring too, element by element (and not ahead of time:
@@ -188,6 +197,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           store_whole(slot(stage, 0, p), pk);
         }
       }
+      if (pack_batches) {  // as many batches as the vector path commits (empty ones)
+#pragma unroll
+        for (int p = 0; p + 1 < PACKS; ++p) cp_async_commit();
+      }
+    } else if (pack_batches) {
+#pragma unroll
+      for (int p = 0; p + 1 < PACKS; ++p) cp_async_commit();
     }
     cp_async_commit();
   };
@@ -201,7 +217,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       return block_allreduce_one_barrier(v, op, reinterpret_cast<A*>(partials), red_parity);
   };
   // The forward shifts exp by the max of a row's lanes, or of a block's warp: shuffles only.
-  auto shift_reduce = [&](A v, auto op) {
+  auto shift_reduce = [&](auto v, auto op) {
     return warp_allreduce(v, op, G == RowGroup::kLanes ? lanes : 32);
   };
   // From a thread's shift m and its shift group's sum s of exp(x - m): the row's (max, sum), a
@@ -224,36 +240,58 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       for (int p = 0; p < PACKS; ++p)
         if (mine >> p & 1u) fn(p, slot(stage, 0, p));
     };
-    // Pass 1, the max.
-    A mt = A(-INFINITY);
-    each_pack([&](int, const P* s) {
-      A x[N];
-      unpack<N>(reload_shared(s), x);
-      mt = nan_max(mt, tree_reduce(x, MaxOp()));
-    });
-    A m = shift_reduce(mt, MaxOp());
-    const ShiftedExp<kFast, A> ex(m);
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
     constexpr bool kKeepExp = !Log && sizeof(T) >= 4;
-    // Pass 2, the sum of exp(x - m).
-    A st = 0;
-    if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-      each_pack([&](int, P* s) {
+    A m, st = 0;
+    if constexpr (kOnline) {
+      // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
+      // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
+      MaxSum<A> run = maxsum_identity<A>();
+      each_pack([&](int p, const P* s) {
+        if (pack_batches) cp_async_wait(PACKS - 1 - p);
         A x[N], e[N];
         unpack<N>(reload_shared(s), x);
+        const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
+        if (mn != A(-INFINITY)) {
+          const ShiftedExp<kFast, A> ex(mn);
 #pragma unroll
-        for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
-        st += tree_reduce(e, SumOp());
-        if constexpr (kKeepExp) store_whole(s, pack_of<T>(e));
+          for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
+          run = {mn, run.s * ex(run.m) + tree_reduce(e, SumOp())};
+        }
       });
+      run = shift_reduce(run, MaxSumOp());
+      m = run.m;
+      st = run.s;
+    } else {
+      // Pass 1, the max; pass 2, the sum of exp(x - m).
+      A mt = A(-INFINITY);
+      each_pack([&](int, const P* s) {
+        A x[N];
+        unpack<N>(reload_shared(s), x);
+        mt = nan_max(mt, tree_reduce(x, MaxOp()));
+      });
+      m = shift_reduce(mt, MaxOp());
+      const ShiftedExp<kFast, A> ex(m);
+      if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
+        each_pack([&](int, P* s) {
+          A x[N], e[N];
+          unpack<N>(reload_shared(s), x);
+#pragma unroll
+          for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
+          st += tree_reduce(e, SumOp());
+          if constexpr (kKeepExp) store_whole(s, pack_of<T>(e));
+        });
+      }
+      st = shift_reduce(st, SumOp());
     }
+    const ShiftedExp<kFast, A> ex(m);
     // A warp whose part is all -inf outputs 0 (its exps are 0, not NaN), unless the whole row
     // is -inf, which scale (NaN) turns into NaN.
     const bool summed = m != A(-INFINITY);
     A coef, scale;
-    row_stats(m, shift_reduce(st, SumOp()), coef, scale);
+    row_stats(m, st, coef, scale);
     // Pass 3, the output.
     each_pack([&](int p, const P* s) {
       A x[N], o[N];
@@ -270,7 +308,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   int stage = 0;  // the ring stage iteration `it` reads; `it + stages - 1` fills the one before it
   for (int64_t it = 0; lead + it * ngroups < rows; ++it) {
     prefetch(it + stages - 1, stage == 0 ? stages - 1 : stage - 1);
-    cp_async_wait(stages - 1);  // this iteration's batch has landed
+    if (!pack_batches) cp_async_wait(stages - 1);  // this iteration's batch has landed
     const int64_t row = group + it * ngroups;
     const bool live = row < rows;
     const unsigned mine = live ? owned : 0u;
