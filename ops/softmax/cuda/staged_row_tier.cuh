@@ -161,13 +161,15 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
   };
-  // A 16-bit forward that re-reads the ring finds each thread's (max, sum) in one pass, online,
-  // taking each pack as it lands (its own batch of copies) while the rest are on their way: the
-  // max pass no longer waits for the whole row. Packs batched so with a single ring stage only
-  // (every forward launch but a forced persistent one). (float32 and float64 softmax keep exps
-  // in the ring, which a moving max would invalidate; their log_softmax spilled.)
+  // A forward that re-reads the ring takes each pack as it lands (the copies of each pack are a
+  // batch of their own) while the rest are on their way, instead of waiting for the whole row:
+  // 16-bit rows find each thread's (max, sum) in one pass, online; float32 and float64 their
+  // max (their softmax keeps exps in the ring, which a moving max would invalidate; their
+  // log_softmax spilled online). H100 kernel times: [16, 262144] float16 12.4 -> 11.4 us,
+  // [2048, 151936] float32 929 -> 901, [8192, 50304] float64 2798 -> 2658. Packs batched so with
+  // a single ring stage only (every forward launch but a forced persistent one).
   constexpr bool kOnline = kFromRing && sizeof(T) == 2;
-  const bool pack_batches = kOnline && stages == 1;
+  const bool pack_batches = kFromRing && stages == 1;
   // Starts the copies of iteration `it`'s row into ring stage `stage`: one batch (maybe empty),
   // or a batch a pack (pack_batches).
   auto prefetch = [&](int64_t it, int stage) {
@@ -265,9 +267,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       m = run.m;
       st = run.s;
     } else {
-      // Pass 1, the max; pass 2, the sum of exp(x - m).
+      // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_pack([&](int, const P* s) {
+      each_pack([&](int p, const P* s) {
+        if (pack_batches) cp_async_wait(PACKS - 1 - p);
         A x[N];
         unpack<N>(reload_shared(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
