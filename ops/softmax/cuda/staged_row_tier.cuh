@@ -12,12 +12,13 @@
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
 // row cases within 2%).
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
-// the row from the ring on each pass (max, sum of exp, output) instead of holding it in
-// registers, so a thread can own 32-64 values without spilling; the rest hold their values in
-// registers. Each element crosses HBM once in and once out. A forward row's statistics take one
-// block barrier: each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded
-// once (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way
-// (cluster_reduce.cuh).
+// the row from the ring on each pass (max, sum of exp, output; 16-bit rows find max and sum in
+// one online pass), taking each pack as it lands, instead of holding it in registers, so a
+// thread can own 32-64 values without spilling; the rest hold their values in registers. Each
+// element crosses HBM once in and once out. A forward row's statistics take one block barrier:
+// each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded once across a
+// warp's lanes (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way
+// (cluster_reduce.cuh) and fold them the same way.
 //
 // What keeps HBM busy: the lanes and block tiers, and the cluster tier's forward, launch a
 // block (a cluster) for every row group and let the scheduler overlap them (measured faster
