@@ -371,8 +371,8 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # aligned rows whose last threads hold part of their packs: in one block, in a cluster whose
     # chunks end inside a block, and over an 8-block cluster
     ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),
-    # few long rows over 16-block clusters of the wide packs (16-bit: 64 values a thread, read
-    # from the ring on every pass)
+    # few long rows over 16-block clusters of the wide packs (16-bit: 64 values a thread, taken
+    # from the ring pack by pack, max and sum in one online pass)
     ((16, 262144), 1),
 ]
 # (outer, axis, inner) for softmax over a non-last dim.
