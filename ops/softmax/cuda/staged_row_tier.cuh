@@ -243,6 +243,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       for (int p = 0; p < PACKS; ++p)
         if (mine >> p & 1u) fn(p, slot(stage, 0, p));
     };
+    // The first pass over the row: each pack once its batch has landed.
+    auto each_landed_pack = [&](auto&& fn) {
+      each_pack([&](int p, P* s) {
+        if (pack_batches) cp_async_wait(PACKS - 1 - p);
+        fn(s);
+      });
+    };
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
@@ -252,8 +259,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
       // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
       MaxSum<A> run = maxsum_identity<A>();
-      each_pack([&](int p, const P* s) {
-        if (pack_batches) cp_async_wait(PACKS - 1 - p);
+      each_landed_pack([&](const P* s) {
         A x[N], e[N];
         unpack<N>(reload_shared(s), x);
         const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
@@ -270,8 +276,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else {
       // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_pack([&](int p, const P* s) {
-        if (pack_batches) cp_async_wait(PACKS - 1 - p);
+      each_landed_pack([&](const P* s) {
         A x[N];
         unpack<N>(reload_shared(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
