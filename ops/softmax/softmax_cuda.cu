@@ -201,9 +201,10 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
   return rows * cs <= int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
 }
 
-// Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`:
-// clusters loop over rows with a ring of several stages, or a cluster a row with one stage (the
-// scheduler overlaps them). False when such clusters cannot run here.
+// Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
+// (or MT_SOFTMAX_CLUSTER_PERSISTENT=1): as many clusters as fit at once, looping over rows with a
+// ring of several stages; else a cluster a row with one stage (the scheduler overlaps them).
+// False when such clusters cannot run here.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
@@ -211,8 +212,8 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int threads = cluster_row_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
-  static const int forced = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
-  if (forced >= 0) persistent = forced != 0;
+  static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
+  persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
@@ -227,30 +228,11 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   return true;
 }
 
-// Tier 3a's cluster size for persistent clusters over rows of `cols`, at least `cs` blocks: the
-// one that keeps the most threads (so the most packs in flight) resident. Only the clusters that
-// fit at once run, and a size that packs the GPU's SM groups badly leaves SMs idle (13-block
-// clusters of [8192, 50304] float64: 182 blocks where 264 fit, DRAM 29%). H100 backward kernel
-// times: [2048, 151936] float32 2017 -> 1532 us, float16 981 -> 776.
+// Tiers 2 and 3a with PACKS packs a thread (`persistent`: tier 3a's clusters loop over rows, see
+// launch_cluster_row_tier): false when the row needs more than 16 blocks.
 template <typename T, int PACKS, bool Log, bool Bwd>
-int64_t fullest_persistent_cluster(int64_t cols, int64_t cs) {
-  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
-  int64_t best = cs, most = 0;
-  for (int64_t c = cs; c <= kMaxClusterBlocks; ++c) {
-    const int threads = cluster_row_threads<T, PACKS>(cols, c);
-    if (threads > kRowTierMaxThreads) continue;
-    const int stages = row_ring_stages<Bwd>(threads, PACKS, true);
-    const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
-    allow_dynamic_smem(kernel, smem);
-    const int64_t resident = int64_t(active_clusters(kernel, int(c), threads, smem)) * c * threads;
-    if (resident > most) most = resident, best = c;
-  }
-  return best;
-}
-
-// Tiers 2 and 3a with PACKS packs a thread: false when the row needs more than 16 blocks.
-template <typename T, int PACKS, bool Log, bool Bwd>
-bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t cs, bool vec) {
+bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t cs, bool vec,
+                             bool persistent = false) {
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
     const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
@@ -266,13 +248,6 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   if (cs > kMaxClusterBlocks || !dev.clusters || cols >= (int64_t(1) << 30) ||
       rows * cs < dev.sm_count / 2)
     return false;
-  // Many rows: the forward runs a cluster a row in blocks of at most 512 threads, several an SM
-  // (H100 kernel times, against persistent clusters: [2048, 151936] float32 1125 -> 986 us,
-  // [8192, 50304] 1166 -> 1137, float64 5370 -> 3214); the backward's blocks of up to 1024
-  // threads keep looping over rows with the next rows' loads in flight (a cluster a row measured
-  // slower: backward [2048, 151936] float16 986 -> 1589 us).
-  const bool persistent = rows >= 2 * dev.sm_count && Bwd;
-  if (persistent) cs = fullest_persistent_cluster<T, PACKS, Log, Bwd>(cols, cs);
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec);
 }
 
@@ -320,6 +295,26 @@ inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
   return npk <= kRowTierMaxThreads && under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
 }
 
+// A row over a cluster of wide packs: blocks of at most 512 threads, several an SM, a cluster a
+// row, so that one block's reductions and exchange overlap another's loads (H100 kernel times,
+// against persistent clusters looping over rows with the next rows in flight: forward [2048,
+// 151936] float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137, float64 5370 -> 3214; backward
+// [8192, 50304] float16 920 -> 873, [4096, 32000] float32 579 -> 550). A row that 16 such blocks
+// cannot hold (the backward's float32 rows of 152K) takes 16 larger ones (up to max_threads),
+// which fit one or two an SM: persistent clusters then keep the next row's copies in flight in
+// a second ring stage (backward [2048, 151936] float32: 1,808 us a cluster a row, 1,351
+// persistent over 15 blocks of 640, 1,679 in shared memory, tier 3b).
+struct WideRowClusters {
+  int64_t blocks;
+  bool persistent;
+};
+inline WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads) {
+  const int64_t at_512 = ceil_div(npk, int64_t(std::min(max_threads, 512)) * packs);
+  if (at_512 <= kMaxClusterBlocks) return {at_512, false};
+  const bool fits = ceil_div(npk, int64_t(max_threads) * packs) <= kMaxClusterBlocks;
+  return {fits ? kMaxClusterBlocks : at_512, fits};
+}
+
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
@@ -358,12 +353,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     const bool wide = forced_packs == 2 ||
                       (forced_packs == 0 && cs > 1 &&
                        !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
-    // The forward's wide blocks stop at 512 threads, as for many rows: two of them fit an SM at
-    // the 62 registers its float32 cluster kernel takes (at 544 threads [64, 152064] float32
-    // ran one block an SM: 40 -> 59 us).
-    const int wide_threads = Bwd ? max_threads : std::min(max_threads, 512);
-    if (wide) cs = few_rows_cs(ceil_div(npk, int64_t(wide_threads) * kWide));
-    if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)
+    // Wide blocks stop at 512 threads, as for many rows (wide_row_clusters): two of them fit an
+    // SM at the 62 registers the forward's float32 cluster kernel takes (at 544 threads [64,
+    // 152064] float32 ran one block an SM: 40 -> 59 us).
+    const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads);
+    if (wide) cs = few_rows_cs(w.blocks);
+    if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (!Bwd && sizeof(T) == 4 && forced_packs == 0 && forward_takes_one_pack(rows, npk)) {
@@ -378,16 +373,19 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
              (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec)) return;
   } else {
-    // A forward row that needs a cluster anyway, and any 16-bit one (64 values a thread, read
-    // twice from the ring), splits into blocks of at most 512 threads, a cluster a row: several
-    // blocks an SM, so that one block's reductions and exchange overlap another's loads (H100
-    // kernel times: [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609 -> 579,
-    // [1024, 65536] 105 -> 100). A float32 row that one block of 1024 holds stays there
-    // ([4096, 32000] 357 us, 416 over a cluster of two).
+    // A row that needs a cluster anyway, and any 16-bit one, splits as wide_row_clusters says
+    // (H100 kernel times: forward [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609
+    // -> 579, [1024, 65536] 105 -> 100; backward [2048, 32768] float16 150 -> 145). A float32 row
+    // that one block of 1024 holds stays there (forward [4096, 32000] 357 us, 416 over a cluster
+    // of two).
     int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
-    if (!Bwd && (cs > 1 || sizeof(T) == 2))
-      cs = ceil_div(npk, int64_t(std::min(max_threads, 512)) * kWide);
-    if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec)) return;
+    bool persistent = false;
+    if (cs > 1 || sizeof(T) == 2) {
+      const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads);
+      cs = w.blocks;
+      persistent = w.persistent;
+    }
+    if (launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, persistent)) return;
   }
   // Tier 3b: the row's chunks cached in shared memory over a cluster, for rows too long for the
   // registers of 16 blocks.

@@ -46,35 +46,36 @@ constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
 // Whether a 16- or 32-bit forward may re-read rows from the ring instead of holding them in
-// registers (the pack counts below and the lanes tier's register cap follow from it; float64's
-// forward re-reads it outside the lanes tier, see holds_row_in_ring).
+// registers (the lanes tier's register cap follows from it; float64's forward and every
+// backward re-read it outside the lanes tier, see holds_row_in_ring).
 template <typename T, bool Bwd>
 constexpr bool reads_ring() {
   return !Bwd && sizeof(T) <= 4;
 }
 
-// Whether a forward with PACKS packs a thread does: float32 always, and float64 outside the
-// lanes tier (each keeps exp(x - m) in its slot for the output pass, with no rounding); 16-bit
-// types only past 16 values a thread. At 16 or fewer their values fit in registers, where exp is
-// taken once instead of again in the output pass (the second exp and re-read made [1024, 8192]
-// float16 issue-bound: SM 65% busy, DRAM 31%).
+// Whether a thread with PACKS packs leaves them in the ring, each pass reading them from there
+// again, instead of holding them in registers. The forward: float32 always, and float64 outside
+// the lanes tier (each keeps exp(x - m) in its slot for the output pass, with no rounding);
+// 16-bit types only past 16 values a thread. At 16 or fewer their values fit in registers, where
+// exp is taken once instead of again in the output pass (the second exp and re-read made [1024,
+// 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier, every
+// type: its two passes (the sum of the terms, the output) take no exp, and y and dy held in
+// registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
 template <typename T, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
-  if constexpr (sizeof(T) == 8) return !Bwd && G != RowGroup::kLanes;
+  if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   return reads_ring<T, Bwd>() && (sizeof(T) == 4 || PACKS * pack_size<T>() > 16);
 }
 
-// Packs a thread holds in the block and cluster tiers: 16 values of float or 16-bit data, 4
-// doubles; `Wide` doubles that, so that one block of 1024 threads holds a row of 32K values
-// without a cluster (each cluster exchange costs a row's worth of time). The backward holds y
-// and dy: half as many. (1024 threads a block leave 64 registers a thread; more spills.) A
-// forward that re-reads the ring holds no values: wide is 64 values of 16-bit data, the float64
-// forward takes float32's 16-byte packs (8 doubles, 16 wide).
+// Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
+// values of float32, 8 doubles, 16 of 16-bit data (which it then holds in registers); `Wide`
+// takes 8 packs, so that one block of 1024 threads holds a row of 32K floats without a cluster
+// (each cluster exchange costs a row's worth of time). The backward takes 2 packs of y and 2 of
+// dy, 4 of each wide: as many ring bytes a thread as the forward's 8.
 template <typename T, bool Bwd, bool Wide>
 constexpr int block_row_packs() {
-  if (sizeof(T) == 2 && reads_ring<T, Bwd>()) return Wide ? 8 : 2;
-  if (sizeof(T) == 8 && !Bwd) return Wide ? 8 : 4;
-  return (sizeof(T) == 4 ? 4 : 2) * (Wide ? 2 : 1) / (Bwd ? 2 : 1);
+  if (Bwd) return Wide ? 4 : 2;
+  return Wide ? 8 : sizeof(T) == 2 ? 2 : 4;
 }
 
 // The most packs a lane holds in the lanes tier (256 threads a block, so registers are not
@@ -93,14 +94,14 @@ inline int64_t row_ring_bytes(int stages, int threads, int packs) {
 // Blocks of the largest size an SM must hold at once, which caps the registers of a thread
 // (65536 / (threads x blocks)). The lanes tier's ring-reading forward: 4 blocks of 256, 64
 // registers (uncapped, the compiler kept a row's values live across the passes that re-read
-// them). A softmax row in one block: 2 blocks of 1024, 32 registers, so that blocks of 256 run
-// eight an SM and 1024 rows take one round of an H100, not 1.55 (at 48 registers; [1024, 4096]
-// kernel 8.8 -> 7.8 us in float16, 13.6 -> 12.9 in float32). Not float64 or log_softmax: they
-// spill at 32.
+// them). A 16- or 32-bit row in one block: 2 blocks of 1024, 32 registers, so that blocks of 256
+// run eight an SM and 1024 rows take one round of an H100, not 1.55 (at 48 registers; [1024,
+// 4096] kernel 8.8 -> 7.8 us in float16, 13.6 -> 12.9 in float32; backward [1024, 8192] float32
+// 40.6 -> 37.7). Not float64 or the forward's log_softmax: they spill at 32.
 template <typename T, bool Log, bool Bwd, RowGroup G>
 constexpr int row_kernel_min_blocks() {
   if constexpr (G == RowGroup::kLanes) return reads_ring<T, Bwd>() ? 4 : 1;
-  return G == RowGroup::kBlock && !Bwd && !Log && sizeof(T) <= 4 ? 2 : 1;
+  return G == RowGroup::kBlock && (Bwd || !Log) && sizeof(T) <= 4 ? 2 : 1;
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
@@ -169,7 +170,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // log_softmax spilled online). H100 kernel times: [16, 262144] float16 12.4 -> 11.4 us,
   // [2048, 151936] float32 929 -> 901, [8192, 50304] float64 2798 -> 2658. Packs batched so with
   // a single ring stage only (every forward launch but a forced persistent one).
-  constexpr bool kOnline = kFromRing && sizeof(T) == 2;
+  constexpr bool kOnline = kFromRing && !Bwd && sizeof(T) == 2;
   const bool pack_batches = kFromRing && stages == 1;
   // Starts the copies of iteration `it`'s row into ring stage `stage`: one batch (maybe empty),
   // or a batch a pack (pack_batches).
@@ -189,6 +190,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else if (kFromRing && row < rows) {
       // A misaligned row goes through the ring too, element by element (and not ahead of time:
       // these loads complete before the thread goes on). Past the end: -inf, which adds nothing.
+      // (The backward's padding is 0: it adds nothing to sum(y * dy) or sum(dy).)
       const T* ra = a + row * cols;
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
@@ -196,8 +198,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           const int col = col0 + p * step;
           P pk;
 #pragma unroll
-          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(-INFINITY);
+          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(Bwd ? 0.0f : -INFINITY);
           store_whole(slot(stage, 0, p), pk);
+          if constexpr (Bwd) {
+            const T* rb = b + row * cols;
+#pragma unroll
+            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(0.0f);
+            store_whole(slot(stage, 1, p), pk);
+          }
         }
       }
       if (pack_batches) {  // as many batches as the vector path commits (empty ones)
@@ -236,20 +244,54 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     scale = m == st.m ? coef : coef * acc_exp(m - st.m);
     m = st.m;
   };
+  // fn(p, slot of tensor 0) for each of the packs in `mine` of a ring stage.
+  auto each_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p)
+      if (mine >> p & 1u) fn(p, slot(stage, 0, p));
+  };
+  // The same for a row's first pass: each pack once its batch has landed.
+  auto each_landed_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
+    each_ring_pack(stage, mine, [&](int p, P* s) {
+      if (pack_batches) cp_async_wait(PACKS - 1 - p);
+      fn(p, s);
+    });
+  };
+  // The backward's sum(y * dy) (log_softmax: sum(dy)) over the row, from a thread's part `t`.
+  auto row_sum = [&](A t) {
+    t = group_reduce(t, SumOp());
+    if constexpr (G == RowGroup::kCluster)
+      t = cluster_allreduce(MaxSum<A>{A(0), t}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, round).s;
+    return t;
+  };
+  // The backward of one row from its ring stage (kFromRing): the sum of its terms, each pack as
+  // it lands, then the output.
+  auto ring_row_backward = [&](int stage, unsigned mine, T* ro) {
+    A t = 0;
+    each_landed_ring_pack(stage, mine, [&](int p, const P* s) {
+      A y[N], dy[N];
+      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
+      if constexpr (!Log) {
+        unpack<N>(reload_shared(s), y);
+#pragma unroll
+        for (int j = 0; j < N; ++j) dy[j] = bwd_term<Log>(y[j], dy[j]);
+      }
+      t += tree_reduce(dy, SumOp());
+    });
+    t = row_sum(t);
+    each_ring_pack(stage, mine, [&](int p, const P* s) {
+      A y[N], dy[N], o[N];
+      unpack<N>(reload_shared(s), y);
+      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
+#pragma unroll
+      for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
+      store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+    });
+  };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
   auto ring_row_forward = [&](int stage, unsigned mine, T* ro) {
-    auto each_pack = [&](auto&& fn) {
-#pragma unroll
-      for (int p = 0; p < PACKS; ++p)
-        if (mine >> p & 1u) fn(p, slot(stage, 0, p));
-    };
-    // The first pass over the row: each pack once its batch has landed.
-    auto each_landed_pack = [&](auto&& fn) {
-      each_pack([&](int p, P* s) {
-        if (pack_batches) cp_async_wait(PACKS - 1 - p);
-        fn(s);
-      });
-    };
+    auto each_pack = [&](auto&& fn) { each_ring_pack(stage, mine, fn); };
+    auto each_landed_pack = [&](auto&& fn) { each_landed_ring_pack(stage, mine, fn); };
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
@@ -259,7 +301,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
       // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
       MaxSum<A> run = maxsum_identity<A>();
-      each_landed_pack([&](const P* s) {
+      each_landed_pack([&](int, const P* s) {
         A x[N], e[N];
         unpack<N>(reload_shared(s), x);
         const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
@@ -276,7 +318,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else {
       // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_landed_pack([&](const P* s) {
+      each_landed_pack([&](int, const P* s) {
         A x[N];
         unpack<N>(reload_shared(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
@@ -324,7 +366,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     const T* ra = a + row * cols;
     const T* rb = Bwd ? b + row * cols : nullptr;
     T* ro = out + row * cols;
-    if constexpr (kFromRing) {
+    if constexpr (kFromRing && Bwd) {
+      ring_row_backward(stage, mine, ro);
+    } else if constexpr (kFromRing) {
       ring_row_forward(stage, mine, ro);
     } else {
       A va[K], vb[Bwd ? K : 1];
@@ -388,9 +432,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         A terms[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) terms[k] = bwd_term<Log>(va[k], vb[k]);
-        A s = group_reduce(tree_reduce(terms, SumOp()), SumOp());
-        if constexpr (G == RowGroup::kCluster)
-          s = cluster_allreduce(MaxSum<A>{A(0), s}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, round).s;
+        const A s = row_sum(tree_reduce(terms, SumOp()));
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
           if (mine >> p & 1u) {
