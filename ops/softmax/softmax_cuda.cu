@@ -301,9 +301,10 @@ inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
 // 151936] float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137, float64 5370 -> 3214; backward
 // [8192, 50304] float16 920 -> 873, [4096, 32000] float32 579 -> 550). A row that 16 such blocks
 // cannot hold (the backward's float32 rows of 152K) takes 16 larger ones (up to max_threads),
-// which fit one or two an SM: persistent clusters then keep the next row's copies in flight in
-// a second ring stage (backward [2048, 151936] float32: 1,808 us a cluster a row, 1,351
-// persistent over 15 blocks of 640, 1,679 in shared memory, tier 3b).
+// one an SM with two ring stages: persistent clusters, so that the next row's copies are in
+// flight during this row's reductions (backward [2048, 151936] float32, one H100 call: 1,808 us
+// a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No better: 15 blocks of
+// 640 threads, 1,461; the cluster size that keeps the most threads resident, 1,502-1,522).
 struct WideRowClusters {
   int64_t blocks;
   bool persistent;

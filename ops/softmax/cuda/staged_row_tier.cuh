@@ -14,21 +14,21 @@
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
 // the row from the ring on each pass (max, sum of exp, output; 16-bit rows find max and sum in
 // one online pass), taking each pack as it lands, instead of holding it in registers, so a
-// thread can own 32-64 values without spilling; the rest hold their values in registers. Each
-// element crosses HBM once in and once out. A forward row's statistics take one block barrier:
+// thread can own 32-64 values without spilling; so does the backward outside the lanes tier
+// (sum(y * dy) as each pack lands, then the output). The rest hold their values in registers.
+// Each element crosses HBM once in and once out. A forward row's statistics take one barrier:
 // each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded once across a
 // warp's lanes (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way
 // (cluster_reduce.cuh) and fold them the same way.
 //
-// What keeps HBM busy: the lanes and block tiers, and the cluster tier's forward, launch a
-// block (a cluster) for every row group and let the scheduler overlap them (measured faster
-// than a persistent grid of the same kernel on an H100: [524288, 128] float32 89% -> 97% of
-// copy). The backward's cluster tier, whose blocks of up to 1024 threads fill SMs, is
-// persistent: its clusters loop over rows, and a thread issues the copies of row
-// i + stages - 1 into the ring before it reduces row i, so the next rows' loads are in flight
-// during this row's reductions. A thread only reads the slots it filled itself, so the ring
-// needs no barrier of its own. Rows that are not 16-byte aligned (vec == false) are loaded
-// element by element.
+// What keeps HBM busy: every tier launches a block (a cluster) for every row group and lets the
+// scheduler overlap them (measured faster than a persistent grid of the same kernel on an H100:
+// [524288, 128] float32 89% -> 97% of copy). Clusters of blocks so large that one fits an SM
+// (rows too long for 16 blocks of 512 threads) are persistent instead: they loop over rows, and
+// a thread issues the copies of row i + stages - 1 into the ring before it reduces row i, so the
+// next rows' loads are in flight during this row's reductions. A thread only reads the slots it
+// filled itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
+// (vec == false) are loaded element by element.
 #pragma once
 
 #include "core/dtype.h"
@@ -191,6 +191,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // A misaligned row goes through the ring too, element by element (and not ahead of time:
       // these loads complete before the thread goes on). Past the end: -inf, which adds nothing.
       // (The backward's padding is 0: it adds nothing to sum(y * dy) or sum(dy).)
+      constexpr float kPad = Bwd ? 0.0f : -INFINITY;
       const T* ra = a + row * cols;
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
@@ -198,12 +199,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           const int col = col0 + p * step;
           P pk;
 #pragma unroll
-          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(Bwd ? 0.0f : -INFINITY);
+          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
           store_whole(slot(stage, 0, p), pk);
           if constexpr (Bwd) {
             const T* rb = b + row * cols;
 #pragma unroll
-            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(0.0f);
+            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
             store_whole(slot(stage, 1, p), pk);
           }
         }
