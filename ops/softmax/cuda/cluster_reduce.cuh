@@ -149,10 +149,16 @@ __device__ __forceinline__ void cluster_exchange_finish(const ClusterRound& roun
 }
 
 // A block must not exit while others may still read its shared memory (the column tier's
-// exchanges, which read their peers' slots).
+// exchanges, which read their peers' slots). The arrive is relaxed: a peer has used the values it
+// read from this block before it arrives. A release arrive (cooperative_groups' sync) compiles to
+// a GPU-wide memory barrier that first waits for the block's output stores to land: ncu put 20%
+// of [8, 4096, 4096] float16's stall samples on those barriers (H100 kernel times, relaxed: that
+// case 248 -> 232 us, float32 479 -> 421, backward 346 -> 318 and 669 -> 639; a fence and a
+// relaxed arrive in the exchanges too gained nothing more).
 __device__ __forceinline__ void cluster_exit_barrier() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cooperative_groups::this_cluster().sync();
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 #endif
 }
 
