@@ -449,7 +449,12 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((1, 262145), 1), ((1, 2**20), 1), ((4, 128, 3136), 1),
                                   ((2, 4096, 7), 1), ((2, 21, 3136), 1), ((2, 513, 196), 1),
                                   ((2, 8193, 5), 1), ((1, 40000, 3), 1), ((2, 300, 136), 1),
-                                  ((2, 9000, 40), 1)], ids=case_id)
+                                  ((2, 9000, 40), 1),
+                                  # rows read from the ring: a cluster a row over many rows, a
+                                  # misaligned row over a cluster (element by element), and rows
+                                  # of 152K (float32: persistent 16-block clusters, two stages)
+                                  ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1)],
+                         ids=case_id)
 def test_cuda_backward_tiers(case, log, dtype, rng):
     shape, dim = case
     x = make_tensor(random_input(rng, shape), dtype, "cuda")
