@@ -291,8 +291,6 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
   auto ring_row_forward = [&](int stage, unsigned mine, T* ro) {
-    auto each_pack = [&](auto&& fn) { each_ring_pack(stage, mine, fn); };
-    auto each_landed_pack = [&](auto&& fn) { each_landed_ring_pack(stage, mine, fn); };
     // float32 and float64 softmax write exp(x - m) back over x in their own slot, so the output
     // pass reads it instead of computing the (accurate, 8-instruction or dearer) exp again;
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
@@ -302,7 +300,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
       // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
       MaxSum<A> run = maxsum_identity<A>();
-      each_landed_pack([&](int, const P* s) {
+      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
         A x[N], e[N];
         unpack<N>(reload_shared(s), x);
         const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
@@ -319,7 +317,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else {
       // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_landed_pack([&](int, const P* s) {
+      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
         A x[N];
         unpack<N>(reload_shared(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
@@ -327,7 +325,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       m = shift_reduce(mt, MaxOp());
       const ShiftedExp<kFast, A> ex(m);
       if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-        each_pack([&](int, P* s) {
+        each_ring_pack(stage, mine, [&](int, P* s) {
           A x[N], e[N];
           unpack<N>(reload_shared(s), x);
 #pragma unroll
@@ -345,7 +343,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     A coef, scale;
     row_stats(m, st, coef, scale);
     // Pass 3, the output.
-    each_pack([&](int p, const P* s) {
+    each_ring_pack(stage, mine, [&](int p, const P* s) {
       A x[N], o[N];
       unpack<N>(reload_shared(s), x);
 #pragma unroll
