@@ -161,13 +161,18 @@ const DeviceInfo& device_info(int index) {
   MT_ASSERT(index < kMaxDevices, "more than ", kMaxDevices, " CUDA devices");
   std::call_once(filled[index], [index] {
     DeviceInfo& d = infos[index];
-    int major = 0, smem = 0;
+    int major = 0, smem = 0, cooperative = 0;
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, index));
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, index));
     MT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, index));
     d.smem_per_block_optin = smem;
-    const char* off = std::getenv("MT_SOFTMAX_NO_CLUSTER");
-    d.clusters = major >= 9 && !(off && off[0] == '1');
+    const auto env_off = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && v[0] == '1';
+    };
+    d.clusters = major >= 9 && !env_off("MT_SOFTMAX_NO_CLUSTER");
+    d.cooperative = cooperative != 0 && !env_off("MT_SOFTMAX_NO_GRID_SYNC");
   });
   return infos[index];
 }

@@ -41,6 +41,9 @@ struct DeviceInfo {
   // Thread-block clusters with distributed shared memory: sm_90 and later, unless the
   // environment sets MT_SOFTMAX_NO_CLUSTER=1 (to test the portable tiers on a Hopper GPU).
   bool clusters = false;
+  // Cooperative launches (every block of a grid resident at once, grid-wide barriers), unless the
+  // environment sets MT_SOFTMAX_NO_GRID_SYNC=1 (to test the split-row tier that stands in).
+  bool cooperative = false;
 };
 const DeviceInfo& device_info(int index);
 const DeviceInfo& current_device_info();  // of the device the caller's DeviceGuard made current

@@ -5,6 +5,10 @@ CPU cases use moderate sizes; the shapes that exercise every CUDA tier are under
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -396,7 +400,7 @@ def cuda_check(shape, dim, log, dtype, rng, view=None):
     x = make_tensor(data, dtype, "cuda")
     if view is not None:
         x = view(x)
-    check_forward(x, dim, log)
+    return check_forward(x, dim, log)
 
 
 @pytest.mark.cuda
@@ -488,6 +492,44 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
         data = rng.uniform(-scale, scale, size=shape)
         y = check_forward(make_tensor(data, dtype, "cuda"), 1, False)
         assert np.all(np.isfinite(to_f64(y)))
+
+
+# Few rows too long for a cluster: the whole-GPU tier (3d), one row over every SM or several rows
+# sharing them, aligned and misaligned; also run below under the overrides that reach its other
+# paths and the split-row tier standing in for it.
+LONG_ROW_CASES = [((1, 262145), 1), ((3, 2**20 + 3), 1), ((2, 2**20), 1), ((5, 300001), 1),
+                  ((524288,), 0), ((130, 9000), 1), ((200, 4104), 1)]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", LONG_ROW_CASES, ids=case_id)
+def test_cuda_long_rows(case, log, dtype, rng):
+    shape, dim = case
+    y = cuda_check(shape, dim, log, dtype, rng)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
+    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
+    rtol, atol = tol(dtype)
+    scale = np.abs(to_f64(dy)).max() * np.sqrt(shape[dim]) * rtol / atol
+    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", [
+    "MT_SOFTMAX_NO_GRID_SYNC=1",         # the split-row tier (GPUs without cooperative launches)
+    "MT_SOFTMAX_GRID_CACHE_PACKS=37",    # tier 3d re-reading most of each chunk from global memory
+    "MT_SOFTMAX_GRID_ROWS=1",            # tier 3d ahead of the cluster tiers, a block or two a row
+])
+def test_cuda_long_rows_under_overrides(setting):
+    """The overrides are read once per process: the long-row cases run again in a child pytest."""
+    name, value = setting.split("=")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
+         "-k", "test_cuda_long_rows and not overrides"],
+        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
 
 
 # One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run

@@ -173,16 +173,20 @@ __device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch,
   return r;
 }
 
-// The (max, sum) of the n <= 32 pairs v[0..n) in every lane of the calling warp (all 32 lanes
-// must call it): a pair a lane, one exp a lane and two butterflies. Folded one by one in every
+// The (max, sum) of the warp's pairs (warp_maxsum: one a lane), or of the n <= 32 pairs v[0..n)
+// (maxsum_fold_lanes), in every lane of the calling warp (all 32 lanes must call it): one exp a
+// lane and two butterflies. Folded one by one in every
 // thread, each exp would wait on the previous max: a chain of n exps (16 for a cluster's blocks,
 // ~20% of a few-long-rows cluster kernel's stall samples).
 template <typename A>
-__device__ __forceinline__ MaxSum<A> maxsum_fold_lanes(const MaxSum<A>* v, int n) {
-  const int lane = threadIdx.x & 31;
-  const MaxSum<A> w = lane < n ? v[lane] : maxsum_identity<A>();
+__device__ __forceinline__ MaxSum<A> warp_maxsum(MaxSum<A> w) {
   const A m = warp_allreduce(w.m, MaxOp());
   return {m, warp_allreduce(w.m == m ? w.s : w.s * acc_exp(w.m - m), SumOp())};
+}
+template <typename A>
+__device__ __forceinline__ MaxSum<A> maxsum_fold_lanes(const MaxSum<A>* v, int n) {
+  const int lane = threadIdx.x & 31;
+  return warp_maxsum(lane < n ? v[lane] : maxsum_identity<A>());
 }
 
 // A block's (max, sum of exp(x - max)) from one pair a warp (the same in every lane of it), after

@@ -50,6 +50,23 @@ __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p
   *reinterpret_cast<W*>(dst) = w;
 }
 
+// A pack stored to global memory in one access. For 16-byte packs the vector store is spelled
+// out (st.global.wb.v4, the default store): through store_whole, nvcc split it into four 4-byte
+// stores in several kernels (the 16-bit output of the split-row, block and inner tiers; ncu
+// counted 8 of each 32-byte sector's bytes used a store).
+template <typename T, int N>
+__device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T, N>& p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Pack<T, N>) == 16) {
+    uint4 w;
+    memcpy(&w, &p, sizeof(p));
+    __stwb(reinterpret_cast<uint4*>(dst), w);
+    return;
+  }
+#endif
+  store_whole(dst, p);
+}
+
 // A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
 // L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon.
 template <typename T, int N>
@@ -198,7 +215,7 @@ __device__ __forceinline__ void load_pack(const T* row, I col, I end, bool vec, 
 template <int N, typename T, typename A, typename I>
 __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const A (&in)[N]) {
   if (vec && col + N <= end) {
-    store_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
+    store_global_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j)

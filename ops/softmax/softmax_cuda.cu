@@ -9,7 +9,8 @@
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
-//   3c    anything else (e.g. [1, 16M])             two passes, partials in HBM    split_row_tier
+//   3d    few rows past a cluster (e.g. [1, 1M])    the whole GPU's shared memory  grid_row_tier
+//   3c    anything else, no cooperative launch      two passes, partials in HBM    split_row_tier
 //   4b    inner > 1, axis <= ~16 blocks' smem       a block/cluster's smem         column_staged_tier
 //   4a    inner > 1, axis <= ~16 blocks' registers  registers of a block/cluster   column_tier
 //   4     inner > 1, longer axes                    a block's shared memory / L2   inner_tier
@@ -22,6 +23,7 @@
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
+#include "ops/softmax/cuda/grid_row_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 #include "ops/softmax/cuda/staged_row_tier.cuh"
 #include "ops/softmax/cuda/tier_launch.cuh"
@@ -184,6 +186,52 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   MT_CUDA_CHECK_LAUNCH();
 }
 
+// Tier 3d: `rows` rows over one cooperative grid of two blocks an SM, each row over as many of
+// them as it gets. False when the device cannot launch it (then the split row stands in), or
+// when rows outnumber the blocks.
+template <typename T, bool Log, bool Bwd>
+bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>(), kTensors = Bwd ? 2 : 1;
+  const DeviceInfo& dev = device_info();
+  if (!dev.cooperative) return false;
+  auto kernel = softmax_grid_row_kernel<T, Log, Bwd>;
+  // Half an SM's shared memory a block (the SM's total is the per-block opt-in limit plus the 1
+  // KB it reserves for each block), less a KB for the kernel's own.
+  // MT_SOFTMAX_GRID_CACHE_PACKS caps it (tests reach the uncached tail with it).
+  static const int64_t cache_cap = env_int("MT_SOFTMAX_GRID_CACHE_PACKS", INT32_MAX);
+  const int64_t cache_packs = std::clamp<int64_t>(
+      ((dev.smem_per_block_optin + 1024) / 2 - 2048) / (16 * kTensors), 1, cache_cap);
+  const int64_t smem = cache_packs * 16 * kTensors;
+  allow_dynamic_smem(kernel, smem);
+  const int64_t resident = int64_t(blocks_per_sm(kernel, kGridRowThreads, smem)) * dev.sm_count;
+  if (rows > resident) return false;
+  const int64_t chunk = ceil_div(ceil_div(cols, resident / rows), N) * N;
+  const int64_t chunks = ceil_div(cols, chunk);
+  if (ceil_div(chunk, N) >= INT32_MAX) return false;
+  const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  cuda::ScratchBuffer scratch(size_t(rows * chunks) * sizeof(MaxSum<A>));
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(rows * chunks));
+  config.blockDim = dim3(unsigned(kGridRowThreads));
+  config.dynamicSmemBytes = size_t(smem);
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  const cudaError_t err = cudaLaunchKernelEx(
+      &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
+      static_cast<T*>(p.out), cols, chunk, chunks, int(cache_packs), vec,
+      scratch.as<MaxSum<A>>());
+  if (err == cudaErrorCooperativeLaunchTooLarge) {  // another context holds part of the GPU
+    (void)cudaGetLastError();
+    return false;
+  }
+  MT_CUDA_CHECK(err);
+  return true;
+}
+
 // Tier 3a's block size for rows of `cols` over clusters of `cs`, PACKS packs a thread.
 template <typename T, int PACKS>
 int cluster_row_threads(int64_t cols, int64_t cs) {
@@ -339,7 +387,17 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kMaxThreads), 64, kRowTierMaxThreads);
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   static const int forced_packs = env_int("MT_SOFTMAX_ROW_PACKS", 0);  // 1 narrow, 2 wide
+  // Tier 3d ahead of the cluster tiers for few forward float64 rows that need more than a
+  // block: their clusters re-read the row from shared memory (tier 3b) or spread it thin (H100
+  // kernel times, one call: [8, 131072] 17.9 -> 14.7 us, [16, 262144] 57.8 -> 43.9, [64, 152064]
+  // 133 -> 111). Not float32 or 16-bit rows ([8, 131072] float32 7.9 -> 9.6, float16 5.5 -> 8.2:
+  // the grid's barrier and 264 partials cost more than a cluster's exchange), nor the backward
+  // ([64, 152064] float64 127 -> 137). MT_SOFTMAX_GRID_ROWS=1: every few-rows shape; 0: never.
+  static const int grid_rows = env_int("MT_SOFTMAX_GRID_ROWS", -1);
+  const bool grid_first = grid_rows == 1 || (grid_rows < 0 && !Bwd && sizeof(T) == 8 &&
+                                             npk > int64_t(max_threads) * kNarrow);
   if (rows < 2 * dev.sm_count) {
+    if (grid_first && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols)) return;
     static const int64_t max_cs =
         std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", kMaxClusterBlocks), 1, kMaxClusterBlocks);
     const auto few_rows_cs = [&](int64_t cs) {
@@ -415,6 +473,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     MT_CUDA_CHECK_LAUNCH();
     return;
   }
+  if (grid_rows != 0 && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols)) return;
   launch_split_row_tier<T, Log, Bwd>(p, rows, cols);
 }
 

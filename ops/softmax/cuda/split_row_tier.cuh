@@ -21,9 +21,10 @@ constexpr int kSplitRowUnroll = 4;
 struct SplitChunk {
   int64_t row, c0, len;
 };
-__device__ __forceinline__ SplitChunk split_chunk(int64_t bid, int64_t cols, int64_t chunk,
-                                                  int64_t chunks) {
-  const int64_t row = bid / chunks, c0 = bid % chunks * chunk;
+// 32-bit division: the grid has fewer than 2^31 blocks (a 64-bit one is a ~70-instruction call).
+__device__ __forceinline__ SplitChunk split_chunk(int bid, int64_t cols, int64_t chunk,
+                                                  int chunks) {
+  const int64_t row = bid / chunks, c0 = int64_t(bid % chunks) * chunk;
   return {row, c0, cols - c0 < chunk ? cols - c0 : chunk};
 }
 
@@ -42,15 +43,16 @@ __device__ __forceinline__ void load_split_batch(const T* ra, const T* rb, int p
   }
 }
 
-// The block's partial: the backward's sum (in .s), or the forward's online (max, sum).
+// The block's partial in every thread, after one barrier: the backward's sum (in .s), or the
+// forward's (max, sum), each warp's pairs folded across its lanes (one exp a lane, not one a
+// butterfly step). `scratch` holds 64 pairs, `parity` as in block_allreduce_one_barrier.
 template <bool Bwd, typename A>
-__device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A>* scratch) {
-  if constexpr (Bwd) {
-    st.s = block_allreduce(st.s, SumOp(), A(0), reinterpret_cast<A*>(scratch));
-    return st;
-  } else {
-    return block_allreduce(st, MaxSumOp(), maxsum_identity<A>(), scratch);
-  }
+__device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A>* scratch,
+                                                          int& parity) {
+  if constexpr (Bwd)
+    return block_allreduce_one_barrier(st, SumOfSOp(), scratch, parity);
+  else
+    return block_maxsum_one_barrier(warp_maxsum(st), scratch, parity);
 }
 
 template <typename T, bool Log, bool Bwd>
@@ -61,8 +63,9 @@ __global__ void __launch_bounds__(kSplitRowThreads)
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
-  __shared__ MaxSum<A> scratch[33];
-  const SplitChunk ch = split_chunk(blockIdx.x, cols, chunk, chunks);
+  __shared__ MaxSum<A> scratch[64];
+  int parity = 0;
+  const SplitChunk ch = split_chunk(int(blockIdx.x), cols, chunk, int(chunks));
   const T* ra = a + ch.row * cols + ch.c0;
   const T* rb = Bwd ? b + ch.row * cols + ch.c0 : nullptr;
   MaxSum<A> st = maxsum_identity<A>();
@@ -80,7 +83,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
       }
     }
   }
-  st = block_reduce_partial<Bwd>(st, scratch);
+  st = block_reduce_partial<Bwd>(st, scratch, parity);
   if (threadIdx.x == 0) partials[blockIdx.x] = st;
 }
 
@@ -92,9 +95,10 @@ __global__ void __launch_bounds__(kSplitRowThreads)
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
-  __shared__ MaxSum<A> scratch[33];
+  __shared__ MaxSum<A> scratch[64];
+  int parity = 0;
   // Reverse order: L2 hits first.
-  const SplitChunk ch = split_chunk(gridDim.x - 1 - blockIdx.x, cols, chunk, chunks);
+  const SplitChunk ch = split_chunk(int(gridDim.x - 1 - blockIdx.x), cols, chunk, int(chunks));
   MaxSum<A> st = maxsum_identity<A>();
   if constexpr (Bwd) st.m = 0;
   for (int64_t i = threadIdx.x; i < chunks; i += kSplitRowThreads) {
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
     else
       st = maxsum_combine(st, q);
   }
-  st = block_reduce_partial<Bwd>(st, scratch);
+  st = block_reduce_partial<Bwd>(st, scratch, parity);
   const A coef = Bwd ? A(0) : fwd_coef<Log>(st.s, st.m);
   const T* ra = a + ch.row * cols + ch.c0;
   const T* rb = Bwd ? b + ch.row * cols + ch.c0 : nullptr;
