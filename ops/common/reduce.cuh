@@ -175,9 +175,9 @@ __device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch,
 
 // The (max, sum) of the warp's pairs (warp_maxsum: one a lane), or of the n <= 32 pairs v[0..n)
 // (maxsum_fold_lanes), in every lane of the calling warp (all 32 lanes must call it): one exp a
-// lane and two butterflies. Folded one by one in every
-// thread, each exp would wait on the previous max: a chain of n exps (16 for a cluster's blocks,
-// ~20% of a few-long-rows cluster kernel's stall samples).
+// lane and two butterflies. Folded one by one in every thread, each exp would wait on the
+// previous max: a chain of n exps (16 for a cluster's blocks, ~20% of a few-long-rows cluster
+// kernel's stall samples).
 template <typename A>
 __device__ __forceinline__ MaxSum<A> warp_maxsum(MaxSum<A> w) {
   const A m = warp_allreduce(w.m, MaxOp());

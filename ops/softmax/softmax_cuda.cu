@@ -197,7 +197,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   if (!dev.cooperative) return false;
   auto kernel = softmax_grid_row_kernel<T, Log, Bwd>;
   // Half an SM's shared memory a block (the SM's total is the per-block opt-in limit plus the 1
-  // KB it reserves for each block), less a KB for the kernel's own.
+  // KB it reserves for each block), less that KB and one for the kernel's static scratch.
   // MT_SOFTMAX_GRID_CACHE_PACKS caps it (tests reach the uncached tail with it).
   static const int64_t cache_cap = env_int("MT_SOFTMAX_GRID_CACHE_PACKS", INT32_MAX);
   const int64_t cache_packs = std::clamp<int64_t>(

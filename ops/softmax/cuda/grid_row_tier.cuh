@@ -20,17 +20,20 @@
 #include "ops/common/async_copy.cuh"
 #include "ops/common/reduce.cuh"
 #include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/block_tier.cuh"
 #include "ops/softmax/cuda/epilogue.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 
 namespace mt {
 
 constexpr int kGridRowThreads = 512;
-// Uncached packs of each tensor a thread loads before using them: 4, 2 for the backward's two
-// tensors (at 4 its 16-bit kernel spilled ~400 bytes under the 64-register cap).
-template <bool Bwd>
-constexpr int grid_row_unroll() {
-  return Bwd ? 2 : 4;
+
+// One raw pack of a (and of b, the backward's dy) as A values.
+template <bool Bwd, typename T, int N, typename A>
+__device__ __forceinline__ void grid_row_values(const Pack<T, N>& pa, const Pack<T, N>& pb,
+                                                A (&va)[N], A (&vb)[N]) {
+  unpack<N>(pa, va);
+  if constexpr (Bwd) unpack<N>(pb, vb);
 }
 
 // Folds one raw pack (elements [col, col + N) of the chunk, `len` long) into the partial.
@@ -39,19 +42,16 @@ constexpr int grid_row_unroll() {
 template <bool Log, bool Bwd, typename T, int N, typename A>
 __device__ __forceinline__ void grid_row_push(MaxSum<A>& st, const Pack<T, N>& pa,
                                               const Pack<T, N>& pb, int64_t col, int64_t len) {
-  A va[N];
-  unpack<N>(pa, va);
-  if constexpr (Bwd) {
-    A vb[N];
-    unpack<N>(pb, vb);
+  A va[N], vb[N];
+  grid_row_values<Bwd>(pa, pb, va, vb);
 #pragma unroll
-    for (int j = 0; j < N; ++j) st.s += bwd_term<Log>(va[j], vb[j]);
-  } else {
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      if (col + j >= len) va[j] = A(-INFINITY);
-    maxsum_push<sizeof(T) == 2>(st, va);
+  for (int j = 0; j < N; ++j) {
+    if constexpr (Bwd)
+      st.s += bwd_term<Log>(va[j], vb[j]);
+    else if (col + j >= len)
+      va[j] = A(-INFINITY);
   }
+  if constexpr (!Bwd) maxsum_push<sizeof(T) == 2>(st, va);
 }
 
 // Writes the output of one raw pack, given the row's (max, coef) or the backward's sum in st.
@@ -60,17 +60,11 @@ __device__ __forceinline__ void grid_row_out(T* ro, const Pack<T, N>& pa, const 
                                              int64_t col, int64_t len, bool vec, MaxSum<A> st,
                                              A coef) {
   constexpr bool kFast = sizeof(T) == 2;
-  A va[N];
-  unpack<N>(pa, va);
-  if constexpr (Bwd) {
-    A vb[N];
-    unpack<N>(pb, vb);
+  A va[N], vb[N];
+  grid_row_values<Bwd>(pa, pb, va, vb);
 #pragma unroll
-    for (int j = 0; j < N; ++j) va[j] = bwd_out<Log, kFast>(va[j], vb[j], st.s);
-  } else {
-#pragma unroll
-    for (int j = 0; j < N; ++j) va[j] = fwd_out<Log, kFast>(va[j], st.m, coef);
-  }
+  for (int j = 0; j < N; ++j)
+    va[j] = Bwd ? bwd_out<Log, kFast>(va[j], vb[j], st.s) : fwd_out<Log, kFast>(va[j], st.m, coef);
   store_pack<N>(ro, col, len, vec, va);
 }
 
@@ -96,7 +90,9 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   const int kept = npk < cache_packs ? npk : cache_packs;
   const int tid = int(threadIdx.x);
   const P zero{};
-  constexpr int U = grid_row_unroll<Bwd>();
+  // Uncached packs of each tensor a thread loads before using them: the block tier's budget (at 4
+  // the backward's 16-bit kernel spilled ~400 bytes under the 64-register cap).
+  constexpr int U = block_tier_unroll<Bwd>();
 
   // Pass 1. The cached packs: every copy issued before any is waited for, in at most 8 batches
   // (cp.async.wait_group counts to 7), each reduced as soon as it lands, so that the exps of one
@@ -146,18 +142,8 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   if (tid == 0) partials[blockIdx.x] = st;
   cooperative_groups::this_grid().sync();  // orders the partials' stores before the loads below
 
-  // The row's partials, read from L2 (__ldcg: no stale L1 line can hold them).
-  MaxSum<A> row = maxsum_identity<A>();
-  if constexpr (Bwd) row.m = 0;
-  for (int64_t i = tid; i < chunks; i += kGridRowThreads) {
-    const MaxSum<A>* q = partials + ch.row * chunks + i;
-    const MaxSum<A> v{__ldcg(&q->m), __ldcg(&q->s)};
-    if constexpr (Bwd)
-      row.s += v.s;
-    else
-      row = maxsum_combine(row, v);
-  }
-  row = block_reduce_partial<Bwd>(row, scratch, parity);
+  const MaxSum<A> row =
+      fold_row_partials<Bwd, kGridRowThreads>(partials + ch.row * chunks, chunks, scratch, parity);
   const A coef = Bwd ? A(0) : fwd_coef<Log>(row.s, row.m);
   T* ro = out + ch.row * cols + ch.c0;
 

@@ -1,5 +1,7 @@
 // Tier 3c (portable long rows): a row too long for one block's, or one cluster's, shared memory
-// (e.g. [1, 16777216]) or any long row on a GPU without clusters. Two kernels, three passes:
+// (e.g. [1, 16777216]) or any long row on a GPU without clusters, where the one-kernel tier 3d
+// (grid_row_tier.cuh) cannot run: no cooperative launch, or more rows than resident blocks. Its
+// helpers (the chunk of a block, the partials' folds) serve tier 3d too. Two kernels, three passes:
 //   stats: each block reduces one chunk of a row to a partial -- an online (max, sum of exp) for
 //          the forward, sum(y * dy) or sum(dy) for the backward -- into a small workspace;
 //   apply: each block combines its row's partials (a few KB, from L2) and writes its chunk.
@@ -55,6 +57,25 @@ __device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A
     return block_maxsum_one_barrier(warp_maxsum(st), scratch, parity);
 }
 
+// A row's (max, sum), or the backward's sum, from its `chunks` partials, in every thread of the
+// block (of kThreads). Read through L2 (__ldcg): the grid tier's partials were written during
+// the same kernel, by other SMs.
+template <bool Bwd, int kThreads, typename A>
+__device__ __forceinline__ MaxSum<A> fold_row_partials(const MaxSum<A>* partials,
+                                                       int64_t chunks, MaxSum<A>* scratch,
+                                                       int& parity) {
+  MaxSum<A> st = maxsum_identity<A>();
+  if constexpr (Bwd) st.m = 0;
+  for (int64_t i = int(threadIdx.x); i < chunks; i += kThreads) {
+    const MaxSum<A> q{__ldcg(&partials[i].m), __ldcg(&partials[i].s)};
+    if constexpr (Bwd)
+      st.s += q.s;
+    else
+      st = maxsum_combine(st, q);
+  }
+  return block_reduce_partial<Bwd>(st, scratch, parity);
+}
+
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSplitRowThreads)
     softmax_split_stats_kernel(const T* __restrict__ a, const T* __restrict__ b, int64_t cols,
@@ -99,16 +120,8 @@ __global__ void __launch_bounds__(kSplitRowThreads)
   int parity = 0;
   // Reverse order: L2 hits first.
   const SplitChunk ch = split_chunk(int(gridDim.x - 1 - blockIdx.x), cols, chunk, int(chunks));
-  MaxSum<A> st = maxsum_identity<A>();
-  if constexpr (Bwd) st.m = 0;
-  for (int64_t i = threadIdx.x; i < chunks; i += kSplitRowThreads) {
-    const MaxSum<A> q = partials[ch.row * chunks + i];
-    if constexpr (Bwd)
-      st.s += q.s;
-    else
-      st = maxsum_combine(st, q);
-  }
-  st = block_reduce_partial<Bwd>(st, scratch, parity);
+  const MaxSum<A> st =
+      fold_row_partials<Bwd, kSplitRowThreads>(partials + ch.row * chunks, chunks, scratch, parity);
   const A coef = Bwd ? A(0) : fwd_coef<Log>(st.s, st.m);
   const T* ra = a + ch.row * cols + ch.c0;
   const T* rb = Bwd ? b + ch.row * cols + ch.c0 : nullptr;
