@@ -214,12 +214,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeCooperative;
   attr.val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(rows * chunks));
-  config.blockDim = dim3(unsigned(kGridRowThreads));
-  config.dynamicSmemBytes = size_t(smem);
-  config.attrs = &attr;
-  config.numAttrs = 1;
+  const cudaLaunchConfig_t config = attributed_config(rows * chunks, kGridRowThreads, smem, &attr);
   const cudaError_t err = cudaLaunchKernelEx(
       &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
       static_cast<T*>(p.out), cols, chunk, chunks, int(cache_packs), vec,

@@ -93,6 +93,17 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // Uncached packs of each tensor a thread loads before using them: the block tier's budget (at 4
   // the backward's 16-bit kernel spilled ~400 bytes under the 64-register cap).
   constexpr int U = block_tier_unroll<Bwd>();
+  // U packs of the uncached tail from p0 on, kGridRowThreads apart (past the chunk: zeros, no
+  // load), in flight together.
+  const auto load_tail = [&](int p0, P (&pa)[U], P (&pb)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int p = p0 + u * kGridRowThreads;
+      const int64_t end = p < npk ? ch.len : 0;
+      pa[u] = load_raw<N>(ra, int64_t(p) * N, end, vec);
+      pb[u] = Bwd ? load_raw<N>(rb, int64_t(p) * N, end, vec) : zero;
+    }
+  };
 
   // Pass 1. The cached packs: every copy issued before any is waited for, in at most 8 batches
   // (cp.async.wait_group counts to 7), each reduced as soon as it lands, so that the exps of one
@@ -116,13 +127,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // The uncached tail, in flight U packs a thread at a time, while the copies land.
   for (int p0 = kept + tid; p0 < npk; p0 += U * kGridRowThreads) {
     P pa[U], pb[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int p = p0 + u * kGridRowThreads;
-      const int64_t end = p < npk ? ch.len : 0;  // past the chunk: zeros, no load
-      pa[u] = load_raw<N>(ra, int64_t(p) * N, end, vec);
-      pb[u] = Bwd ? load_raw<N>(rb, int64_t(p) * N, end, vec) : zero;
-    }
+    load_tail(p0, pa, pb);
 #pragma unroll
     for (int u = 0; u < U; ++u)
       grid_row_push<Log, Bwd>(st, pa[u], pb[u], int64_t(p0 + u * kGridRowThreads) * N, ch.len);
@@ -150,13 +155,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // Pass 2: the tail first, which pass 1 read last and L2 is likeliest still to hold.
   for (int p0 = kept + tid; p0 < npk; p0 += U * kGridRowThreads) {
     P pa[U], pb[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int p = p0 + u * kGridRowThreads;
-      const int64_t end = p < npk ? ch.len : 0;
-      pa[u] = load_raw<N>(ra, int64_t(p) * N, end, vec);
-      pb[u] = Bwd ? load_raw<N>(rb, int64_t(p) * N, end, vec) : zero;
-    }
+    load_tail(p0, pa, pb);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int p = p0 + u * kGridRowThreads;

@@ -43,13 +43,10 @@ inline int env_int(const char* name, int fallback) {
   return v && *v ? std::atoi(v) : fallback;
 }
 
-// A launch configuration with a cluster dimension; `attr` must outlive the returned config.
-inline cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_t smem,
-                                         cudaLaunchAttribute* attr) {
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = unsigned(cluster);
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
+// A launch configuration on the default stream with one attribute (`attr`, filled by the caller,
+// must outlive the returned config).
+inline cudaLaunchConfig_t attributed_config(int64_t grid, int threads, int64_t smem,
+                                            cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(grid));
   config.blockDim = dim3(unsigned(threads));
@@ -57,6 +54,16 @@ inline cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads,
   config.attrs = attr;
   config.numAttrs = 1;
   return config;
+}
+
+// A launch configuration with a cluster dimension; `attr` must outlive the returned config.
+inline cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads, int64_t smem,
+                                         cudaLaunchAttribute* attr) {
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = unsigned(cluster);
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  return attributed_config(grid, threads, smem, attr);
 }
 
 // Clusters of `cs` blocks that fit on the device at once (0: this shape cannot run here).
