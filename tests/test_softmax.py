@@ -415,11 +415,12 @@ def test_cuda_tiers(case, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936)],
-                         ids=str)
+@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),
+                                   (3, 2**20 + 3)], ids=str)
 def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
-    """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster see
-    only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as torch)."""
+    """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster or
+    grid see only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as
+    torch)."""
     data = random_input(rng, shape)
     data[:, : int(shape[1] * 0.6)] = -np.inf
     data[1, :] = -np.inf
@@ -522,11 +523,12 @@ def test_cuda_long_rows(case, log, dtype, rng):
     "MT_SOFTMAX_GRID_ROWS=1",            # tier 3d ahead of the cluster tiers, a block or two a row
 ])
 def test_cuda_long_rows_under_overrides(setting):
-    """The overrides are read once per process: the long-row cases run again in a child pytest."""
+    """The overrides are read once per process: the long-row cases (and those with -inf parts) run
+    again in a child pytest."""
     name, value = setting.split("=")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
-         "-k", "test_cuda_long_rows and not overrides"],
+         "-k", "(test_cuda_long_rows or minus_infinity) and not overrides"],
         env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]

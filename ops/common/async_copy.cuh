@@ -5,6 +5,7 @@
 // thread. Below sm_80 the copy is an ordinary load and store (correct, not overlapped).
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 namespace mt {
@@ -29,6 +30,30 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
 #else
   using Word = std::conditional_t<Bytes == 16, uint4, uint2>;
   *reinterpret_cast<Word*>(smem) = *reinterpret_cast<const Word*>(gmem);
+#endif
+}
+
+// An L2 cache policy that marks lines as the first to evict: for copies of bytes that are read
+// once, so that L2 keeps what the kernel reads again instead (see cp_async_evict_first).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+// cp_async<16> under an L2 policy from l2_evict_first_policy.
+__device__ __forceinline__ void cp_async_evict_first(void* smem, const void* gmem,
+                                                     uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(gmem), "l"(policy)
+               : "memory");
+#else
+  (void)policy;
+  cp_async<16>(smem, gmem);
 #endif
 }
 

@@ -26,32 +26,31 @@ __device__ __forceinline__ float nan_max(float a, float b) {
 
 __device__ __forceinline__ float acc_exp(float x) { return expf(x); }
 __device__ __forceinline__ double acc_exp(double x) { return exp(x); }
-// Per-element exp: the hardware approximation (2 ulp of float) when the result is stored in a
-// 16-bit type, whose rounding is 1000x coarser; the accurate expf for float32 and exp for float64.
+// The hardware ex2 of x * log2(e): 2 ulp of float, results under 2^-126 flushed to 0. Two
+// instructions; __expf takes four (it keeps denormal results), the accurate expf about ten.
+__device__ __forceinline__ float fast_exp(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+// Per-element exp: fast_exp when the result is stored in a 16-bit type, whose rounding is 1000x
+// coarser; the accurate expf for float32 and exp for float64.
 template <bool Fast, typename A>
 __device__ __forceinline__ A elem_exp(A x) {
   if constexpr (Fast && sizeof(A) == 4)
-    return __expf(x);
+    return fast_exp(x);
   else
     return acc_exp(x);
 }
-// exp(x - m) for every x of a row with the same m. For 16-bit outputs (Fast) it is the hardware
-// ex2 of (x - m) * log2(e). (Not fma(x, log2(e), -m * log2(e)), one instruction fewer: m *
-// log2(e) overflows for |m| > 2.4e38, a value bfloat16 holds.) A -inf x gives 0 when m is
-// finite; m = -inf gives NaN, as exp(-inf - -inf) does.
+// exp(x - m) for every x of a row with the same m: elem_exp of (x - m). (For 16-bit outputs not
+// fma(x, log2(e), -m * log2(e)), one instruction fewer: m * log2(e) overflows for |m| > 2.4e38,
+// a value bfloat16 holds.) A -inf x gives 0 when m is finite; m = -inf gives NaN, as exp(-inf -
+// -inf) does.
 template <bool Fast, typename A>
 struct ShiftedExp {
   A m;
   __device__ __forceinline__ explicit ShiftedExp(A max) : m(max) {}
-  __device__ __forceinline__ A operator()(A x) const {
-    if constexpr (Fast && sizeof(A) == 4) {
-      float r;
-      asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * 1.4426950408889634f));
-      return r;
-    } else {
-      return acc_exp(x - m);
-    }
-  }
+  __device__ __forceinline__ A operator()(A x) const { return elem_exp<Fast>(x - m); }
 };
 __device__ __forceinline__ float acc_log(float x) { return logf(x); }
 __device__ __forceinline__ double acc_log(double x) { return log(x); }
@@ -76,23 +75,21 @@ __device__ __forceinline__ MaxSum<A> maxsum_identity() {
   return {-INFINITY, A(0)};
 }
 
-// exp(x - m) for the running sum. A -inf element adds 0 even while m is still -inf (torch's
-// exp(-inf - max) once the row has a finite max); a row that stays all -inf is turned into NaN by
-// fwd_coef. x = m = +inf gives NaN (inf - inf), as torch's max-subtract-exp does.
-template <bool Fast = false, typename A>
-__device__ __forceinline__ A exp_term(A x, A m) {
-  return x == A(-INFINITY) ? A(0) : elem_exp<Fast>(x - m);
-}
-
-// Folds K more elements into the running (max, sum): one rescale per K elements, no branches.
+// Folds K more elements into the running (max, sum): one rescale per K elements, and no test
+// per element. The exps are shifted by the new max (ShiftedExp); a -inf element adds exp(-inf) =
+// 0 once the max is finite, and while every element seen is -inf (or padding) the pair stays
+// (-inf, 0), which fwd_coef turns into NaN if the whole row is so. x = m = +inf gives NaN (inf -
+// inf), as torch's max-subtract-exp does.
 template <bool Fast = false, int K, typename A>
 __device__ __forceinline__ void maxsum_push(MaxSum<A>& st, const A (&x)[K]) {
   A m = st.m;
 #pragma unroll
   for (int k = 0; k < K; ++k) m = nan_max(m, x[k]);
-  A s = st.m == m ? st.s : st.s * acc_exp(st.m - m);
+  if (m == A(-INFINITY)) return;
+  const ShiftedExp<Fast, A> ex(m);
+  A s = st.s * ex(st.m);  // exp(0) = 1 when the max stays; 0 * exp(-inf) for the empty pair
 #pragma unroll
-  for (int k = 0; k < K; ++k) s += exp_term<Fast>(x[k], m);
+  for (int k = 0; k < K; ++k) s += ex(x[k]);
   st = {m, s};
 }
 

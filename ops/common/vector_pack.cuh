@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/half.h"
+#include "ops/common/reduce.cuh"
 
 namespace mt {
 
@@ -130,13 +131,18 @@ __device__ __forceinline__ Pack<T, N> pack_max(const Pack<T, N>& a, const Pack<T
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) x[i] = __hmax2_nan(x[i], y[i]);
     memcpy(&r, x, sizeof(x));
-    return r;
-  }
+  } else
 #endif
+  {
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    const float x = float(a.v[j]), y = float(b.v[j]);
-    r.v[j] = (x > y || x != x) ? a.v[j] : b.v[j];
+    for (int j = 0; j < N; ++j) {
+      if constexpr (std::is_floating_point_v<T>) {
+        r.v[j] = nan_max(a.v[j], b.v[j]);
+      } else {
+        const float x = float(a.v[j]), y = float(b.v[j]);
+        r.v[j] = (x > y || x != x) ? a.v[j] : b.v[j];
+      }
+    }
   }
   return r;
 }
@@ -224,9 +230,10 @@ __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const
 }
 
 // Raw (unconverted) pack copies, for caching rows in shared memory in their storage type;
-// `Prefetch` as in load_prefetching.
+// elements at or past `end` read as `fill`; `Prefetch` as in load_prefetching.
 template <int N, bool Prefetch = false, typename T, typename I>
-__device__ __forceinline__ Pack<T, N> load_raw(const T* row, I col, I end, bool vec) {
+__device__ __forceinline__ Pack<T, N> load_raw(const T* row, I col, I end, bool vec,
+                                               T fill = T(0.0f)) {
   Pack<T, N> p;
   if (vec && col + N <= end) {
     const auto* src = reinterpret_cast<const Pack<T, N>*>(row + col);
@@ -236,7 +243,7 @@ __device__ __forceinline__ Pack<T, N> load_raw(const T* row, I col, I end, bool 
       p = load_whole(src);
   } else {
 #pragma unroll
-    for (int j = 0; j < N; ++j) p.v[j] = col + j < end ? row[col + j] : T(0.0f);
+    for (int j = 0; j < N; ++j) p.v[j] = col + j < end ? row[col + j] : fill;
   }
   return p;
 }

@@ -3,12 +3,12 @@
 // of a row and caching as much of it as its half of the SM's shared memory holds:
 //   pass 1: the block copies its chunk into the cache (cp.async, all of it in flight at once),
 //           reads what does not fit straight from global memory, and reduces the chunk to a
-//           partial -- the forward's online (max, sum of exp), the backward's sum(y * dy) or
-//           sum(dy) -- left in a small workspace;
+//           partial -- the forward's (max, sum of exp), the backward's sum(y * dy) or sum(dy)
+//           -- left in a small workspace;
 //   one grid-wide barrier;
 //   pass 2: the block folds its row's partials (a few hundred, from L2) and writes its chunk,
 //           from the cache, re-reading only the uncached tail from global memory (L2: it was
-//           read last).
+//           read last, and the cached copies' lines go first).
 // A row that fits the GPU's shared memory thus crosses HBM once in and once out (the split-row
 // tier reads it twice), and [1, 16M] 16-bit rows (32 MB: a few MB past the shared memory) re-read
 // only their tails. Same partials and arithmetic as the split-row tier (split_row_tier.cuh).
@@ -28,43 +28,29 @@ namespace mt {
 
 constexpr int kGridRowThreads = 512;
 
-// One raw pack of a (and of b, the backward's dy) as A values.
-template <bool Bwd, typename T, int N, typename A>
-__device__ __forceinline__ void grid_row_values(const Pack<T, N>& pa, const Pack<T, N>& pb,
-                                                A (&va)[N], A (&vb)[N]) {
-  unpack<N>(pa, va);
-  if constexpr (Bwd) unpack<N>(pb, vb);
-}
-
-// Folds one raw pack (elements [col, col + N) of the chunk, `len` long) into the partial.
-// Packs read past the chunk's end hold zeros (load_raw): they add nothing to the backward's sum,
-// and the forward masks them to -inf.
-template <bool Log, bool Bwd, typename T, int N, typename A>
-__device__ __forceinline__ void grid_row_push(MaxSum<A>& st, const Pack<T, N>& pa,
-                                              const Pack<T, N>& pb, int64_t col, int64_t len) {
-  A va[N], vb[N];
-  grid_row_values<Bwd>(pa, pb, va, vb);
+// Adds the backward's terms y * dy (log_softmax: dy) of one raw pack of y and dy to `sum`.
+template <bool Log, typename T, int N, typename A>
+__device__ __forceinline__ void backward_pack_sum(A& sum, const Pack<T, N>& py,
+                                                  const Pack<T, N>& pdy) {
+  A y[N], dy[N];
+  unpack<N>(py, y);
+  unpack<N>(pdy, dy);
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if constexpr (Bwd)
-      st.s += bwd_term<Log>(va[j], vb[j]);
-    else if (col + j >= len)
-      va[j] = A(-INFINITY);
-  }
-  if constexpr (!Bwd) maxsum_push<sizeof(T) == 2>(st, va);
+  for (int j = 0; j < N; ++j) sum += bwd_term<Log>(y[j], dy[j]);
 }
 
-// Writes the output of one raw pack, given the row's (max, coef) or the backward's sum in st.
+// Writes the output of one raw pack, given the row's max and coef (forward) or sum (backward).
 template <bool Log, bool Bwd, typename T, int N, typename A>
 __device__ __forceinline__ void grid_row_out(T* ro, const Pack<T, N>& pa, const Pack<T, N>& pb,
-                                             int64_t col, int64_t len, bool vec, MaxSum<A> st,
+                                             int64_t col, int64_t len, bool vec, MaxSum<A> row,
                                              A coef) {
   constexpr bool kFast = sizeof(T) == 2;
   A va[N], vb[N];
-  grid_row_values<Bwd>(pa, pb, va, vb);
+  unpack<N>(pa, va);
+  if constexpr (Bwd) unpack<N>(pb, vb);
 #pragma unroll
   for (int j = 0; j < N; ++j)
-    va[j] = Bwd ? bwd_out<Log, kFast>(va[j], vb[j], st.s) : fwd_out<Log, kFast>(va[j], st.m, coef);
+    va[j] = Bwd ? bwd_out<Log, kFast>(va[j], vb[j], row.s) : fwd_out<Log, kFast>(va[j], row.m, coef);
   store_pack<N>(ro, col, len, vec, va);
 }
 
@@ -74,9 +60,14 @@ template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kGridRowThreads, 2)
     softmax_grid_row_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                             int64_t cols, int64_t chunk, int64_t chunks, int cache_packs, bool vec,
-                            MaxSum<acc_t<T>>* __restrict__ partials) {
+                            bool evict_cached, MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
+  constexpr bool kFast = sizeof(T) == 2;
+  // float32 and float64 softmax write exp(x - m) over their cached x, so that pass 2 does not
+  // take the accurate exp again (as the staged row tier does); 16-bit types cannot hold it
+  // without a second rounding, and their exp is two instructions.
+  constexpr bool kKeepExp = !Bwd && !Log && sizeof(T) >= 4;
   using P = Pack<T, N>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* cache_a = reinterpret_cast<P*>(smem_raw);
@@ -90,61 +81,122 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   const int kept = npk < cache_packs ? npk : cache_packs;
   const int tid = int(threadIdx.x);
   const P zero{};
+  // What the elements past the chunk's end read as: -inf for the forward's (max, sum), 0 for the
+  // backward's sum, so that no pack needs a test of its own.
+  const T fill(Bwd ? 0.0f : -INFINITY);
   // Uncached packs of each tensor a thread loads before using them: the block tier's budget (at 4
   // the backward's 16-bit kernel spilled ~400 bytes under the 64-register cap).
   constexpr int U = block_tier_unroll<Bwd>();
-  // U packs of the uncached tail from p0 on, kGridRowThreads apart (past the chunk: zeros, no
+  // U packs of the uncached tail from p0 on, kGridRowThreads apart (past the chunk: fill, no
   // load), in flight together.
   const auto load_tail = [&](int p0, P (&pa)[U], P (&pb)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int p = p0 + u * kGridRowThreads;
       const int64_t end = p < npk ? ch.len : 0;
-      pa[u] = load_raw<N>(ra, int64_t(p) * N, end, vec);
-      pb[u] = Bwd ? load_raw<N>(rb, int64_t(p) * N, end, vec) : zero;
+      pa[u] = load_raw<N>(ra, int64_t(p) * N, end, vec, fill);
+      pb[u] = Bwd ? load_raw<N>(rb, int64_t(p) * N, end, vec, fill) : zero;
     }
   };
 
   // Pass 1. The cached packs: every copy issued before any is waited for, in at most 8 batches
-  // (cp.async.wait_group counts to 7), each reduced as soon as it lands, so that the exps of one
-  // batch overlap the copies of the next. Aligned rows hold whole packs only (vec: the chunk is
+  // (cp.async.wait_group counts to 7), each reduced as soon as it lands, so that the work on one
+  // batch overlaps the copies of the next. Aligned rows hold whole packs only (vec: the chunk is
   // a multiple of N); misaligned ones go element by element.
   const int rounds = (kept + kGridRowThreads - 1) / kGridRowThreads;  // of the block's threads
   const int per_batch = (rounds + 7) / 8, batches = (rounds + per_batch - 1) / per_batch;
-  for (int i = 0; i < rounds; ++i) {
+  // fn(p) for each cached pack of this thread in batch `batch` (a thread reads back only the
+  // slots it filled: no block barrier).
+  const auto each_cached = [&](int batch, auto&& fn) {
+    const int end = min(rounds, (batch + 1) * per_batch);
+    for (int i = batch * per_batch; i < end; ++i) {
+      const int p = tid + i * kGridRowThreads;
+      if (p < kept) fn(p);
+    }
+  };
+  // evict_cached: L2 drops the cached packs' lines first (they are not read from global memory
+  // again), so that it keeps the tail's for pass 2.
+  const uint64_t policy = evict_cached ? l2_evict_first_policy() : 0;
+  for (int i = 0, left = per_batch; i < rounds; ++i) {  // left: rounds to the batch's end
     const int p = tid + i * kGridRowThreads;
     const int64_t col = int64_t(p) * N;
-    if (p < kept && vec) {
+    if (p < kept && vec && evict_cached) {
+      cp_async_evict_first(&cache_a[p], ra + col, policy);
+      if constexpr (Bwd) cp_async_evict_first(&cache_b[p], rb + col, policy);
+    } else if (p < kept && vec) {
       cp_async<16>(&cache_a[p], ra + col);
       if constexpr (Bwd) cp_async<16>(&cache_b[p], rb + col);
     } else if (p < kept) {
-      store_whole(&cache_a[p], load_raw<N>(ra, col, ch.len, false));
-      if constexpr (Bwd) store_whole(&cache_b[p], load_raw<N>(rb, col, ch.len, false));
+      store_whole(&cache_a[p], load_raw<N>(ra, col, ch.len, false, fill));
+      if constexpr (Bwd) store_whole(&cache_b[p], load_raw<N>(rb, col, ch.len, false, fill));
     }
-    if ((i + 1) % per_batch == 0 || i + 1 == rounds) cp_async_commit();
+    if (--left == 0 || i + 1 == rounds) {
+      cp_async_commit();
+      left = per_batch;
+    }
   }
+  // The thread's part: the backward's sum, or the forward's (max, sum of exp) -- online over the
+  // uncached tail (read once), in two steps over the cached packs (the max as they land, then the
+  // exps with it: one exp an element, none to rescale).
   MaxSum<A> st = maxsum_identity<A>();
   // The uncached tail, in flight U packs a thread at a time, while the copies land.
   for (int p0 = kept + tid; p0 < npk; p0 += U * kGridRowThreads) {
     P pa[U], pb[U];
     load_tail(p0, pa, pb);
+    if constexpr (Bwd) {
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      grid_row_push<Log, Bwd>(st, pa[u], pb[u], int64_t(p0 + u * kGridRowThreads) * N, ch.len);
-  }
-  // A thread reads back only the slots it filled: no block barrier.
-  for (int batch = 0; batch < batches; ++batch) {
-    cp_async_wait(batches - 1 - batch);
-    const int end = min(rounds, (batch + 1) * per_batch);
-    for (int i = batch * per_batch; i < end; ++i) {
-      const int p = tid + i * kGridRowThreads;
-      if (p < kept)
-        grid_row_push<Log, Bwd>(st, load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero,
-                                int64_t(p) * N, ch.len);
+      for (int u = 0; u < U; ++u) backward_pack_sum<Log>(st.s, pa[u], pb[u]);
+    } else {
+      A x[U * N];  // one rescale for the U packs
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        A v[N];
+        unpack<N>(pa[u], v);
+#pragma unroll
+        for (int j = 0; j < N; ++j) x[u * N + j] = v[j];
+      }
+      maxsum_push<kFast>(st, x);
     }
   }
-  st = block_reduce_partial<Bwd>(st, scratch, parity);
-  if (tid == 0) partials[blockIdx.x] = st;
+  // The forward's max of the cached packs: element by element in the storage type (pack_max:
+  // two 16-bit elements an instruction), then over the pack.
+  P cached_max;
+#pragma unroll
+  for (int j = 0; j < N; ++j) cached_max.v[j] = fill;
+  for (int batch = 0; batch < batches; ++batch) {
+    cp_async_wait(batches - 1 - batch);
+    each_cached(batch, [&](int p) {
+      if constexpr (Bwd)
+        backward_pack_sum<Log>(st.s, load_whole(&cache_a[p]), load_whole(&cache_b[p]));
+      else
+        cached_max = pack_max(cached_max, load_whole(&cache_a[p]));
+    });
+  }
+  // The forward's thread max m_t; its cached exps are taken with it (kept in place of x for
+  // kKeepExp). A thread that has seen only -inf (or padding) keeps (-inf, 0).
+  A m_t = A(-INFINITY);
+  if constexpr (!Bwd) {
+    A mx[N];
+    unpack<N>(cached_max, mx);
+    m_t = nan_max(st.m, tree_reduce(mx, MaxOp()));
+    if (m_t != A(-INFINITY)) {
+      const ShiftedExp<kFast, A> ex(m_t);
+      A s = st.s * ex(st.m);
+      for (int batch = 0; batch < batches; ++batch) {
+        each_cached(batch, [&](int p) {
+          A x[N];
+          unpack<N>(load_whole(&cache_a[p]), x);
+#pragma unroll
+          for (int j = 0; j < N; ++j) x[j] = ex(x[j]);
+          s += tree_reduce(x, SumOp());
+          if constexpr (kKeepExp) store_whole(&cache_a[p], pack_of<T>(x));
+        });
+      }
+      st = {m_t, s};
+    }
+  }
+  const MaxSum<A> partial = block_reduce_partial<Bwd>(st, scratch, parity);
+  if (tid == 0) partials[blockIdx.x] = partial;
   cooperative_groups::this_grid().sync();  // orders the partials' stores before the loads below
 
   const MaxSum<A> row =
@@ -162,9 +214,23 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
       if (p < npk) grid_row_out<Log, Bwd>(ro, pa[u], pb[u], int64_t(p) * N, ch.len, vec, row, coef);
     }
   }
-  for (int p = tid; p < kept; p += kGridRowThreads)
-    grid_row_out<Log, Bwd>(ro, load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero,
-                           int64_t(p) * N, ch.len, vec, row, coef);
+  if constexpr (kKeepExp) {
+    // exp(x - m_t) to the output: one factor a thread. A thread whose part is all -inf outputs 0
+    // (its cache still holds x), unless the whole row is -inf: then the factor is NaN (coef).
+    const bool summed = m_t != A(-INFINITY);
+    const A scale = m_t == row.m ? coef : coef * acc_exp(m_t - row.m);
+    for (int p = tid; p < kept; p += kGridRowThreads) {
+      A e[N];
+      unpack<N>(load_whole(&cache_a[p]), e);
+#pragma unroll
+      for (int j = 0; j < N; ++j) e[j] = (summed ? e[j] : A(0)) * scale;
+      store_pack<N>(ro, int64_t(p) * N, ch.len, vec, e);
+    }
+  } else {
+    for (int p = tid; p < kept; p += kGridRowThreads)
+      grid_row_out<Log, Bwd>(ro, load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero,
+                             int64_t(p) * N, ch.len, vec, row, coef);
+  }
 }
 
 }  // namespace mt

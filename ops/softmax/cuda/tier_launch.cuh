@@ -36,8 +36,9 @@ struct Ptrs {
 // at once in the lanes and block tiers, MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row
 // / clusters that loop over rows in the cluster tier, MT_SOFTMAX_FEW_ROWS_CLUSTER the most
 // blocks a row of few rows is spread over, MT_SOFTMAX_GRID_ROWS=0/1 never / first for few rows
-// the whole-GPU tier, MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache. The
-// column tiers' (softmax_cuda_columns.cu) are listed at their launchers.
+// the whole-GPU tier, MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache,
+// MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines unmarked. The column
+// tiers' (softmax_cuda_columns.cu) are listed at their launchers.
 inline int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
