@@ -521,6 +521,7 @@ def test_cuda_long_rows(case, log, dtype, rng):
     "MT_SOFTMAX_NO_GRID_SYNC=1",         # the split-row tier (GPUs without cooperative launches)
     "MT_SOFTMAX_GRID_CACHE_PACKS=37",    # tier 3d re-reading most of each chunk from global memory
     "MT_SOFTMAX_GRID_ROWS=1",            # tier 3d ahead of the cluster tiers, a block or two a row
+    "MT_SOFTMAX_GRID_EVICT_CACHED=0",    # tier 3d's cached copies without the L2 evict-first hint
 ])
 def test_cuda_long_rows_under_overrides(setting):
     """The overrides are read once per process: the long-row cases (and those with -inf parts) run

@@ -87,7 +87,9 @@ __device__ __forceinline__ void maxsum_push(MaxSum<A>& st, const A (&x)[K]) {
   for (int k = 0; k < K; ++k) m = nan_max(m, x[k]);
   if (m == A(-INFINITY)) return;
   const ShiftedExp<Fast, A> ex(m);
-  A s = st.s * ex(st.m);  // exp(0) = 1 when the max stays; 0 * exp(-inf) for the empty pair
+  // Not rescaled while the max stays (the fast exp of 0 need not be exactly 1, and pushes add
+  // up); the empty pair's 0 * exp(-inf) is 0.
+  A s = st.m == m ? st.s : st.s * ex(st.m);
 #pragma unroll
   for (int k = 0; k < K; ++k) s += ex(x[k]);
   st = {m, s};
