@@ -13,7 +13,9 @@
 # --tag new). AB_SETTINGS="MT_SOFTMAX_X=1 MT_SOFTMAX_Y=2,MT_SOFTMAX_Z=0" adds a run of the new
 # build per setting (settings apart by spaces, a setting's variables by commas): the tuning
 # overrides are read once per process. AB_ALT_FLAGS="-DNAME ..." builds the working tree once more
-# with those CUDA flags (an experiment behind a macro) and runs it too (--tag alt).
+# with those CUDA flags (an experiment behind a macro) and runs it too (--tag alt); several
+# experiments apart by `|` ("-DA|-DA -DB") build one tree each (--tag alt1, alt2, ...);
+# AB_ALT_TESTS=0 runs the tests on the new build only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -38,18 +40,27 @@ case "${1:-}" in
     rm -rf /tmp/ab_base_src && cp -r "$base" /tmp/ab_base_src
     build "$repo" /tmp/ab_wheel_new /tmp/ab_build_new.log & new_pid=$!
     build /tmp/ab_base_src /tmp/ab_wheel_base /tmp/ab_build_base.log & base_pid=$!
+    # Experiments: tags and flags, one tree each (scikit-build-core builds in the source folder).
+    alts=() alt_pids=()
     if [ -n "${AB_ALT_FLAGS:-}" ]; then
-      rm -rf /tmp/ab_alt_src && mkdir /tmp/ab_alt_src
-      tar cf - --exclude=./.ab_base --exclude=./.git --exclude=./build . | tar xf - -C /tmp/ab_alt_src
-      CUDAFLAGS="$AB_ALT_FLAGS" build /tmp/ab_alt_src /tmp/ab_wheel_alt /tmp/ab_build_alt.log & alt_pid=$!
+      IFS='|' read -r -a alt_flags <<<"$AB_ALT_FLAGS"
+      for i in "${!alt_flags[@]}"; do
+        tag=alt; [ "${#alt_flags[@]}" -gt 1 ] && tag=alt$((i + 1))
+        alts+=("$tag")
+        rm -rf "/tmp/ab_${tag}_src" && mkdir "/tmp/ab_${tag}_src"
+        tar cf - --exclude=./.ab_base --exclude=./.git --exclude=./build . | tar xf - -C "/tmp/ab_${tag}_src"
+        CUDAFLAGS="${alt_flags[$i]}" build "/tmp/ab_${tag}_src" "/tmp/ab_wheel_$tag" "/tmp/ab_build_$tag.log" &
+        alt_pids+=($!)
+      done
     fi
     wait $new_pid || exit 1
     wait $base_pid || exit 1
-    if [ -n "${AB_ALT_FLAGS:-}" ]; then
-      wait $alt_pid || exit 1
-      rm -rf /tmp/mt_alt
-      python3 -m pip install -q --root-user-action=ignore --no-deps --target /tmp/mt_alt /tmp/ab_wheel_alt/minitensor-*.whl >/dev/null || exit 1
-    fi
+    for i in "${!alts[@]}"; do
+      wait "${alt_pids[$i]}" || exit 1
+      rm -rf "/tmp/mt_${alts[$i]}"
+      python3 -m pip install -q --root-user-action=ignore --no-deps --target "/tmp/mt_${alts[$i]}" \
+        "/tmp/ab_wheel_${alts[$i]}"/minitensor-*.whl >/dev/null || exit 1
+    done
     python3 -m pip install -q --root-user-action=ignore --no-deps --force-reinstall /tmp/ab_wheel_new/minitensor-*.whl >/dev/null || exit 1
     rm -rf /tmp/mt_base
     python3 -m pip install -q --root-user-action=ignore --no-deps --target /tmp/mt_base /tmp/ab_wheel_base/minitensor-*.whl >/dev/null || exit 1
@@ -60,16 +71,17 @@ case "${1:-}" in
       # shellcheck disable=SC2086
       python3 -m pytest "$repo/tests/test_softmax.py" -m cuda -q -x -p no:cacheprovider $xdist 2>&1 | tail -3
       echo "== tested the new build: $(( $(date +%s) - start )) s"
-      if [ -n "${AB_ALT_FLAGS:-}" ]; then
+      for tag in "${alts[@]}"; do
+        [ "${AB_ALT_TESTS:-1}" = 0 ] && break
         # shellcheck disable=SC2086
-        PYTHONPATH=/tmp/mt_alt python3 -m pytest "$repo/tests/test_softmax.py" -m cuda -q -p no:cacheprovider $xdist 2>&1 | tail -3
-        echo "== tested the alt build: $(( $(date +%s) - start )) s"
-      fi
+        PYTHONPATH=/tmp/mt_$tag python3 -m pytest "$repo/tests/test_softmax.py" -m cuda -q -p no:cacheprovider $xdist 2>&1 | tail -3
+        echo "== tested the $tag build: $(( $(date +%s) - start )) s"
+      done
     fi
     tune() { python3 "$repo/tools/softmax_tune.py" "$@" 2>&1 | grep -v -i "warn"; }
     PYTHONPATH=/tmp/mt_base tune --tag base "$@"
     tune --tag new "$@"
-    if [ -n "${AB_ALT_FLAGS:-}" ]; then PYTHONPATH=/tmp/mt_alt tune --tag alt "$@"; fi
+    for tag in "${alts[@]}"; do PYTHONPATH=/tmp/mt_$tag tune --tag "$tag" "$@"; done
     for setting in ${AB_SETTINGS:-}; do
       # shellcheck disable=SC2046
       (export $(echo "$setting" | tr ',' ' ') && tune --tag "${setting#MT_SOFTMAX_}" "$@")

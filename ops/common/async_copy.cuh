@@ -33,19 +33,24 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
 #endif
 }
 
-// An L2 cache policy that marks lines as the first to evict: for copies of bytes that are read
-// once, so that L2 keeps what the kernel reads again instead (see cp_async_evict_first).
-__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+// An L2 cache policy for copies: `evict_first` marks their lines as the first to evict (bytes
+// read once, so that L2 keeps what the kernel reads again instead), otherwise the default
+// priority. For cp_async_hinted.
+__device__ __forceinline__ uint64_t l2_copy_policy(bool evict_first) {
   uint64_t policy = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  if (evict_first)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
 #endif
+  (void)evict_first;
   return policy;
 }
 
-// cp_async<16> under an L2 policy from l2_evict_first_policy.
-__device__ __forceinline__ void cp_async_evict_first(void* smem, const void* gmem,
-                                                     uint64_t policy) {
+// cp_async<16> under an L2 policy from l2_copy_policy (one copy instruction either way, so a
+// copy loop needs no branch on the policy).
+__device__ __forceinline__ void cp_async_hinted(void* smem, const void* gmem, uint64_t policy) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst),

@@ -39,19 +39,17 @@ __device__ __forceinline__ void backward_pack_sum(A& sum, const Pack<T, N>& py,
   for (int j = 0; j < N; ++j) sum += bwd_term<Log>(y[j], dy[j]);
 }
 
-// Writes the output of one raw pack, given the row's max and coef (forward) or sum (backward).
+// The output values of one raw pack, given the row's max and coef (forward) or sum (backward).
 template <bool Log, bool Bwd, typename T, int N, typename A>
-__device__ __forceinline__ void grid_row_out(T* ro, const Pack<T, N>& pa, const Pack<T, N>& pb,
-                                             int64_t col, int64_t len, bool vec, MaxSum<A> row,
-                                             A coef) {
+__device__ __forceinline__ void grid_row_out(const Pack<T, N>& pa, const Pack<T, N>& pb,
+                                             MaxSum<A> row, A coef, A (&o)[N]) {
   constexpr bool kFast = sizeof(T) == 2;
-  A va[N], vb[N];
-  unpack<N>(pa, va);
+  A vb[N];
+  unpack<N>(pa, o);
   if constexpr (Bwd) unpack<N>(pb, vb);
 #pragma unroll
   for (int j = 0; j < N; ++j)
-    va[j] = Bwd ? bwd_out<Log, kFast>(va[j], vb[j], row.s) : fwd_out<Log, kFast>(va[j], row.m, coef);
-  store_pack<N>(ro, col, len, vec, va);
+    o[j] = Bwd ? bwd_out<Log, kFast>(o[j], vb[j], row.s) : fwd_out<Log, kFast>(o[j], row.m, coef);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. Block b owns chunk b % chunks of row
@@ -108,32 +106,31 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // fn(p) for each cached pack of this thread in batch `batch` (a thread reads back only the
   // slots it filled: no block barrier).
   const auto each_cached = [&](int batch, auto&& fn) {
-    const int end = min(rounds, (batch + 1) * per_batch);
-    for (int i = batch * per_batch; i < end; ++i) {
-      const int p = tid + i * kGridRowThreads;
-      if (p < kept) fn(p);
+    const int first = tid + batch * per_batch * kGridRowThreads;
+    const int end = min(kept, first + per_batch * kGridRowThreads);
+    for (int p = first; p < end; p += kGridRowThreads) fn(p);
+  };
+  // Every batch's copies, one commit a batch (empty ones too: the waits below count them).
+  const auto copy_batches = [&](auto&& copy) {
+    for (int batch = 0; batch < batches; ++batch) {
+      each_cached(batch, copy);
+      cp_async_commit();
     }
   };
   // evict_cached: L2 drops the cached packs' lines first (they are not read from global memory
   // again), so that it keeps the tail's for pass 2.
-  const uint64_t policy = evict_cached ? l2_evict_first_policy() : 0;
-  for (int i = 0, left = per_batch; i < rounds; ++i) {  // left: rounds to the batch's end
-    const int p = tid + i * kGridRowThreads;
-    const int64_t col = int64_t(p) * N;
-    if (p < kept && vec && evict_cached) {
-      cp_async_evict_first(&cache_a[p], ra + col, policy);
-      if constexpr (Bwd) cp_async_evict_first(&cache_b[p], rb + col, policy);
-    } else if (p < kept && vec) {
-      cp_async<16>(&cache_a[p], ra + col);
-      if constexpr (Bwd) cp_async<16>(&cache_b[p], rb + col);
-    } else if (p < kept) {
-      store_whole(&cache_a[p], load_raw<N>(ra, col, ch.len, false, fill));
-      if constexpr (Bwd) store_whole(&cache_b[p], load_raw<N>(rb, col, ch.len, false, fill));
-    }
-    if (--left == 0 || i + 1 == rounds) {
-      cp_async_commit();
-      left = per_batch;
-    }
+  const uint64_t policy = l2_copy_policy(evict_cached);
+  if (vec) {
+    copy_batches([&](int p) {
+      cp_async_hinted(&cache_a[p], ra + int64_t(p) * N, policy);
+      if constexpr (Bwd) cp_async_hinted(&cache_b[p], rb + int64_t(p) * N, policy);
+    });
+  } else {
+    copy_batches([&](int p) {
+      store_whole(&cache_a[p], load_raw<N>(ra, int64_t(p) * N, ch.len, false, fill));
+      if constexpr (Bwd)
+        store_whole(&cache_b[p], load_raw<N>(rb, int64_t(p) * N, ch.len, false, fill));
+    });
   }
   // The thread's part: the backward's sum, or the forward's (max, sum of exp) -- online over the
   // uncached tail (read once), in two steps over the cached packs (the max as they land, then the
@@ -182,15 +179,13 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
     if (m_t != A(-INFINITY)) {
       const ShiftedExp<kFast, A> ex(m_t);
       A s = st.s * ex(st.m);
-      for (int batch = 0; batch < batches; ++batch) {
-        each_cached(batch, [&](int p) {
-          A x[N];
-          unpack<N>(load_whole(&cache_a[p]), x);
+      for (int p = tid; p < kept; p += kGridRowThreads) {
+        A x[N];
+        unpack<N>(load_whole(&cache_a[p]), x);
 #pragma unroll
-          for (int j = 0; j < N; ++j) x[j] = ex(x[j]);
-          s += tree_reduce(x, SumOp());
-          if constexpr (kKeepExp) store_whole(&cache_a[p], pack_of<T>(x));
-        });
+        for (int j = 0; j < N; ++j) x[j] = ex(x[j]);
+        s += tree_reduce(x, SumOp());
+        if constexpr (kKeepExp) store_whole(&cache_a[p], pack_of<T>(x));
       }
       st = {m_t, s};
     }
@@ -211,25 +206,38 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int p = p0 + u * kGridRowThreads;
-      if (p < npk) grid_row_out<Log, Bwd>(ro, pa[u], pb[u], int64_t(p) * N, ch.len, vec, row, coef);
+      A o[N];
+      grid_row_out<Log, Bwd>(pa[u], pb[u], row, coef, o);
+      if (p < npk) store_pack<N>(ro, int64_t(p) * N, ch.len, vec, o);
     }
   }
-  if constexpr (kKeepExp) {
-    // exp(x - m_t) to the output: one factor a thread. A thread whose part is all -inf outputs 0
-    // (its cache still holds x), unless the whole row is -inf: then the factor is NaN (coef).
-    const bool summed = m_t != A(-INFINITY);
-    const A scale = m_t == row.m ? coef : coef * acc_exp(m_t - row.m);
-    for (int p = tid; p < kept; p += kGridRowThreads) {
-      A e[N];
-      unpack<N>(load_whole(&cache_a[p]), e);
+  // Then the cached packs. kKeepExp: exp(x - m_t) to the output, one factor a thread. A thread
+  // whose part is all -inf outputs 0 (its cache still holds x), unless the whole row is -inf:
+  // then the factor is NaN (coef).
+  const bool summed = m_t != A(-INFINITY);
+  const A scale = !kKeepExp || m_t == row.m ? coef : coef * acc_exp(m_t - row.m);
+  const auto cached_out = [&](int p, A (&o)[N]) {
+    if constexpr (kKeepExp) {
+      unpack<N>(load_whole(&cache_a[p]), o);
 #pragma unroll
-      for (int j = 0; j < N; ++j) e[j] = (summed ? e[j] : A(0)) * scale;
-      store_pack<N>(ro, int64_t(p) * N, ch.len, vec, e);
+      for (int j = 0; j < N; ++j) o[j] = (summed ? o[j] : A(0)) * scale;
+    } else {
+      grid_row_out<Log, Bwd>(load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero, row,
+                             coef, o);
+    }
+  };
+  if (vec) {  // the cached part of an aligned chunk is whole packs: no bounds test a pack
+    for (int p = tid; p < kept; p += kGridRowThreads) {
+      A o[N];
+      cached_out(p, o);
+      store_global_whole(reinterpret_cast<P*>(ro) + p, pack_of<T>(o));
     }
   } else {
-    for (int p = tid; p < kept; p += kGridRowThreads)
-      grid_row_out<Log, Bwd>(ro, load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero,
-                             int64_t(p) * N, ch.len, vec, row, coef);
+    for (int p = tid; p < kept; p += kGridRowThreads) {
+      A o[N];
+      cached_out(p, o);
+      store_pack<N>(ro, int64_t(p) * N, ch.len, false, o);
+    }
   }
 }
 
