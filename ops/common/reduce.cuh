@@ -52,6 +52,13 @@ struct ShiftedExp {
   __device__ __forceinline__ explicit ShiftedExp(A max) : m(max) {}
   __device__ __forceinline__ A operator()(A x) const { return elem_exp<Fast>(x - m); }
 };
+// The shift of a thread's exps: its max m, or 0 where it has seen only -inf (or padding), so that
+// exp(x - shift) is 0 there instead of exp(-inf + inf) = NaN, without a test an element. (Its
+// pair stays (-inf, 0): the shift only picks which exps the thread takes.)
+template <typename A>
+__device__ __forceinline__ A exp_shift(A m) {
+  return m == A(-INFINITY) ? A(0) : m;
+}
 __device__ __forceinline__ float acc_log(float x) { return logf(x); }
 __device__ __forceinline__ double acc_log(double x) { return log(x); }
 

@@ -229,6 +229,16 @@ __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const
   }
 }
 
+// store_pack for rows whose length is a multiple of N wherever `vec` holds, so that every pack
+// there is whole: the vector path stores without a bounds test.
+template <int N, typename T, typename A, typename I>
+__device__ __forceinline__ void store_row_pack(T* row, I col, I end, bool vec, const A (&in)[N]) {
+  if (vec)
+    store_global_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
+  else
+    store_pack<N>(row, col, end, false, in);
+}
+
 // Raw (unconverted) pack copies, for caching rows in shared memory in their storage type;
 // elements at or past `end` read as `fill`; `Prefetch` as in load_prefetching.
 template <int N, bool Prefetch = false, typename T, typename I>

@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(slot(stage, 1, p)), dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
-      store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
@@ -336,9 +336,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       }
       st = shift_reduce(st, SumOp());
     }
-    const ShiftedExp<kFast, A> ex(m);
-    // A warp whose part is all -inf outputs 0 (its exps are 0, not NaN), unless the whole row
-    // is -inf, which scale (NaN) turns into NaN.
+    // A warp whose part is all -inf outputs 0, unless the whole row is -inf, which scale (NaN)
+    // turns into NaN: its exps are 0 (exp_shift), and kept ones (kKeepExp: the slots still hold
+    // x) are read as 0.
+    const ShiftedExp<kFast, A> ex(exp_shift(m));
     const bool summed = m != A(-INFINITY);
     A coef, scale;
     row_stats(m, st, coef, scale);
@@ -348,8 +349,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(s), x);
 #pragma unroll
       for (int j = 0; j < N; ++j)
-        o[j] = Log ? x[j] - m - coef : (summed ? (kKeepExp ? x[j] : ex(x[j])) : A(0)) * scale;
-      store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+        o[j] = Log ? x[j] - m - coef : (kKeepExp ? (summed ? x[j] : A(0)) : ex(x[j])) * scale;
+      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
 
@@ -409,7 +410,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         // The shift group's max m (the row's lanes, a block's warp), then e = exp(x - m) and its
         // sum s. A group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf)
         // = NaN, so that it adds nothing to the row's sum (a whole row of -inf still gives NaN,
-        // through fwd_coef).
+        // through fwd_coef). (Tested a value, not through exp_shift: with no test, float64's
+        // exps of a lane's 32 values interleaved, at up to 212 registers a thread.)
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
         const ShiftedExp<kFast, A> ex(m);
@@ -424,7 +426,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
           }
         }
       } else {
@@ -438,7 +440,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
-            store_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
           }
         }
       }
