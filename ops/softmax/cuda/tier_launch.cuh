@@ -37,8 +37,8 @@ struct Ptrs {
 // / clusters that loop over rows in the cluster tier, MT_SOFTMAX_FEW_ROWS_CLUSTER the most
 // blocks a row of few rows is spread over, MT_SOFTMAX_GRID_ROWS=0/1 never / first for few rows
 // the whole-GPU tier, MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache,
-// MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines unmarked. The column
-// tiers' (softmax_cuda_columns.cu) are listed at their launchers.
+// MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines at the normal priority. The
+// column tiers' (softmax_cuda_columns.cu) are listed at their launchers.
 inline int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
