@@ -216,7 +216,8 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // then the factor is NaN (coef).
   const bool summed = m_t != A(-INFINITY);
   const A scale = !kKeepExp || m_t == row.m ? coef : coef * acc_exp(m_t - row.m);
-  const auto cached_out = [&](int p, A (&o)[N]) {
+  for (int p = tid; p < kept; p += kGridRowThreads) {
+    A o[N];
     if constexpr (kKeepExp) {
       unpack<N>(load_whole(&cache_a[p]), o);
 #pragma unroll
@@ -225,19 +226,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
       grid_row_out<Log, Bwd>(load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero, row,
                              coef, o);
     }
-  };
-  if (vec) {  // the cached part of an aligned chunk is whole packs: no bounds test a pack
-    for (int p = tid; p < kept; p += kGridRowThreads) {
-      A o[N];
-      cached_out(p, o);
-      store_global_whole(reinterpret_cast<P*>(ro) + p, pack_of<T>(o));
-    }
-  } else {
-    for (int p = tid; p < kept; p += kGridRowThreads) {
-      A o[N];
-      cached_out(p, o);
-      store_pack<N>(ro, int64_t(p) * N, ch.len, false, o);
-    }
+    store_row_pack<N>(ro, int64_t(p) * N, ch.len, vec, o);  // an aligned chunk: whole packs
   }
 }
 
