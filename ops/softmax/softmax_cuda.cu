@@ -346,19 +346,21 @@ inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
 // against persistent clusters looping over rows with the next rows in flight: forward [2048,
 // 151936] float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137, float64 5370 -> 3214; backward
 // [8192, 50304] float16 920 -> 873, [4096, 32000] float32 579 -> 550). A row that 16 such blocks
-// cannot hold (the backward's float32 rows of 152K) takes 16 larger ones (up to max_threads),
-// one an SM with two ring stages: persistent clusters, so that the next row's copies are in
-// flight during this row's reductions (backward [2048, 151936] float32, one H100 call: 1,808 us
-// a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No better: 15 blocks of
-// 640 threads, 1,461; the cluster size that keeps the most threads resident, 1,502-1,522).
+// cannot hold (the backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16
+// larger ones (up to big_threads), one an SM with two ring stages: persistent clusters, so that
+// the next row's copies are in flight during this row's reductions (backward [2048, 151936]
+// float32, one H100 call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory,
+// tier 3b. No better: 15 blocks of 640 threads, 1,461; the cluster size that keeps the most
+// threads resident, 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221
+// through the split row).
 struct WideRowClusters {
   int64_t blocks;
   bool persistent;
 };
-inline WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads) {
+inline WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int big_threads) {
   const int64_t at_512 = ceil_div(npk, int64_t(std::min(max_threads, 512)) * packs);
   if (at_512 <= kMaxClusterBlocks) return {at_512, false};
-  const bool fits = ceil_div(npk, int64_t(max_threads) * packs) <= kMaxClusterBlocks;
+  const bool fits = ceil_div(npk, int64_t(big_threads) * packs) <= kMaxClusterBlocks;
   return {fits ? kMaxClusterBlocks : at_512, fits};
 }
 
@@ -379,10 +381,13 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   // too, 18.0 -> 20.9 us: slower. Open: see BENCHMARKS.md.)
   // float64 blocks stop at 512 threads: at 1024 the backward's 64-register cap spills the values
   // it holds, and the forward's rows of 152K-262K doubles ran slower over clusters of 1024-thread
-  // blocks than through shared memory (tier 3b; H100: [2048, 151936] 3399 -> 5001 us).
+  // blocks a row than through shared memory (tier 3b; H100: [2048, 151936] 3399 -> 5001 us).
+  // Only the forward's persistent clusters (big_threads, see wide_row_clusters) go past 512.
   constexpr int kMaxThreads = sizeof(T) == 8 ? 512 : kRowTierMaxThreads;
+  static const int forced_threads = env_int("MT_SOFTMAX_ROW_THREADS", 0);
   static const int max_threads =
-      std::clamp(env_int("MT_SOFTMAX_ROW_THREADS", kMaxThreads), 64, kRowTierMaxThreads);
+      std::clamp(forced_threads > 0 ? forced_threads : kMaxThreads, 64, kRowTierMaxThreads);
+  const int big_threads = forced_threads > 0 || Bwd ? max_threads : kRowTierMaxThreads;
   const int64_t narrow_cs = ceil_div(npk, int64_t(max_threads) * kNarrow);
   static const int forced_packs = env_int("MT_SOFTMAX_ROW_PACKS", 0);  // 1 narrow, 2 wide
   // Tier 3d ahead of the cluster tiers for few forward float64 rows that need more than a
@@ -413,7 +418,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // Wide blocks stop at 512 threads, as for many rows (wide_row_clusters): two of them fit an
     // SM at the 62 registers the forward's float32 cluster kernel takes (at 544 threads [64,
     // 152064] float32 ran one block an SM: 40 -> 59 us).
-    const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads);
+    const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads, big_threads);
     if (wide) cs = few_rows_cs(w.blocks);
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
@@ -438,7 +443,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
-      const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads);
+      const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads, big_threads);
       cs = w.blocks;
       persistent = w.persistent;
     }
