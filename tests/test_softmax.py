@@ -433,6 +433,20 @@ def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shape", [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40)],
+                         ids=str)
+def test_cuda_inner_dims_with_minus_infinity_parts(shape, log, dtype, rng):
+    """Softmax over dim 1 with -inf over the first 60% of the axis, so that whole threads, blocks
+    and blocks of a cluster see only -inf, and one column that is -inf throughout (NaN)."""
+    data = random_input(rng, shape)
+    data[:, : int(shape[1] * 0.6), :] = -np.inf
+    data[0, :, 1] = -np.inf
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("case", [
     ("cols-1", (64, 1025), lambda t: t[:, 1:], 1),
     ("cols-3", (64, 1025), lambda t: t[:, 3:], 1),
