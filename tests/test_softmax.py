@@ -541,12 +541,12 @@ def test_cuda_long_rows(case, log, dtype, rng):
     "MT_SOFTMAX_GRID_EVICT_CACHED=0",    # tier 3d's cached copies without the L2 evict-first hint
 ])
 def test_cuda_long_rows_under_overrides(setting):
-    """The overrides are read once per process: the long-row cases (and those with -inf parts) run
-    again in a child pytest."""
+    """The overrides are read once per process: the long-row cases (and the rows with -inf parts)
+    run again in a child pytest."""
     name, value = setting.split("=")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
-         "-k", "(test_cuda_long_rows or minus_infinity) and not overrides"],
+         "-k", "(test_cuda_long_rows or rows_with_minus_infinity) and not overrides"],
         env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
