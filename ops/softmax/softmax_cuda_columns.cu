@@ -41,11 +41,13 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   static const int forced_threads = env_int("MT_SOFTMAX_COLUMN_THREADS", 0);
   const int want_threads = forced_threads > 0 ? forced_threads : small_blocks ? 128 : 256;
   const int block_threads = std::clamp(want_threads / 32 * 32, 32, kColumnMaxThreads);
-  // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or half
-  // as many where that pads the axis less (21 steps: 3 x 8, not 2 x 16). Narrow packs (a
-  // misaligned inner) always take the most: they are compiled for that alone.
+  // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or in
+  // the forward half as many where that pads the axis less (33 steps: 9 x 4, not 5 x 8). The
+  // backward keeps its 4 (H100, [16, 21, 256, 256] float16: 6 x 4 48.4 us, 11 x 2 55.3; float32
+  // within 1%). Narrow packs (a misaligned inner) always take the most: they are compiled for
+  // that alone.
   int packs = std::clamp(next_pow2(forced_packs > 0 ? forced_packs : s.axis), 2, kMaxPacks);
-  if (forced_packs <= 0 && packs == kMaxPacks && packs > 2 &&
+  if (!Bwd && forced_packs <= 0 && packs == kMaxPacks && packs > 2 &&
       ceil_div(s.axis, packs / 2) * (packs / 2) < ceil_div(s.axis, packs) * packs)
     packs /= 2;
   if (narrow_packs) packs = kMaxPacks;
@@ -107,10 +109,15 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block, and in 16-bit wherever the group needs a cluster: halving the cluster helped
-// [8, 4096, 4096] more there (274 -> 256 us) than the wider tile, which helped float32 (496 ->
-// 481 us). Narrower still where the axis would need more than 16 blocks; false when even 32-byte
-// tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
+// block, in the backward where the line-wide group would need a cluster past 4 blocks, and in
+// the 16-bit forward wherever the group needs a cluster: halving the cluster helped
+// [8, 4096, 4096] more there (274 -> 256 us) than the wider tile, which helped the float32
+// forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy: [8, 4096, 4096]
+// float32 637 -> 611 us at 8 blocks of 64-byte tiles instead of 16 of line-wide ones, [2048,
+// 4096] over dim 0 float16 30.9 -> 28.1 at 4 instead of 8, but [32, 1000, 14, 14] float16
+// (8-byte packs) 32.8 -> 28.9 at 4 blocks of line-wide tiles instead of 2 of half a line.
+// Narrower still where the axis would need more than 16 blocks; false when even 32-byte tiles
+// would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
 // MT_SOFTMAX_STAGED_KB the shared memory a block stages.
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
@@ -133,7 +140,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1 &&
-             (sizeof(T) == 2 || blocks_for(kLine / 2) == 1)) {
+             ((sizeof(T) == 2 && !Bwd) || (Bwd && blocks_for(kLine) > 4) ||
+              blocks_for(kLine / 2) == 1)) {
     tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
