@@ -109,16 +109,16 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block, in the backward where the line-wide group would need a cluster past 4 blocks, and in
-// the 16-bit forward wherever the group needs a cluster: halving the cluster helped
-// [8, 4096, 4096] more there (274 -> 256 us) than the wider tile, which helped the float32
-// forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy: [8, 4096, 4096]
-// float32 637 -> 611 us at 8 blocks of 64-byte tiles instead of 16 of line-wide ones, [2048,
-// 4096] over dim 0 float16 30.9 -> 28.1 at 4 instead of 8, but [32, 1000, 14, 14] float16
-// (8-byte packs) 32.8 -> 28.9 at 4 blocks of line-wide tiles instead of 2 of half a line.
-// Narrower still where the axis would need more than 16 blocks; false when even 32-byte tiles
-// would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes,
-// MT_SOFTMAX_STAGED_KB the shared memory a block stages.
+// block, in 16-bit 16-byte packs wherever the group needs a cluster, and in the float32 and
+// float64 backward where it needs more than 4 blocks. Halving the cluster helped the 16-bit
+// [8, 4096, 4096] more (274 -> 256 us) than the wider tile, which helped the float32 forward
+// (496 -> 481 us, 8 blocks); the backward, whose blocks stage y and dy, halved 16 blocks in
+// float32 (637 -> 611 us; float64 1254 -> 1211). 8-byte packs (rows not 16-byte aligned, e.g.
+// [32, 1000, 14, 14] float16) keep the line-wide tile in the backward (32.8 -> 28.4 us at 4
+// blocks instead of 2 of half a line; their forward measured no gain). Narrower still where the
+// axis would need more than 16 blocks; false when even 32-byte tiles would. Tuning overrides:
+// MT_SOFTMAX_STAGED_TX the packs along inner a block takes, MT_SOFTMAX_STAGED_KB the shared
+// memory a block stages.
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
@@ -139,10 +139,9 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
-  } else if (tx == kLine && blocks_for(kLine) > 1 &&
-             ((sizeof(T) == 2 && !Bwd) || (Bwd && blocks_for(kLine) > 4) ||
-              blocks_for(kLine / 2) == 1)) {
-    tx = kLine / 2;
+  } else if (tx == kLine && blocks_for(kLine) > 1) {
+    const bool halve = sizeof(T) == 2 ? !Bwd || kPackBytes == 16 : Bwd && blocks_for(kLine) > 4;
+    if (halve || blocks_for(kLine / 2) == 1) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
