@@ -552,11 +552,54 @@ def test_cuda_long_rows_under_overrides(setting):
     assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
 
 
+# Short inner extents: tier 4c takes the whole (axis x inner) slab flat over a cluster (the old
+# tiers' path for the same shapes runs below under MT_SOFTMAX_COLUMN_SLAB=-1). Columns whose
+# period spans 2, 4 or 8 rows of 16-byte packs (196, 10, 49), whole-pack rows (64, 784), slabs
+# that are not a whole number of packs in some dtypes (999 x 196, 300 x 3: the old tiers), a last
+# block of fewer rows, one block a slab, more than 16 blocks' worth (the old tiers).
+SHORT_INNER_CASES = [((2, 1000, 196), 1), ((3, 999, 196), 1), ((2, 2000, 49), 1), ((4, 264, 49), 1),
+                     ((5, 40, 10), 1), ((2, 300, 3), 1), ((2, 4096, 64), 1), ((2, 600, 784), 1),
+                     ((1, 20000, 196), 1), ((64, 2, 196), 1)]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("case", SHORT_INNER_CASES, ids=case_id)
+def test_cuda_short_inner(case, log, dtype, rng):
+    shape, dim = case
+    y = cuda_check(shape, dim, log, dtype, rng)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
+    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
+    rtol, atol = tol(dtype)
+    scale = np.abs(to_f64(dy)).max() * np.sqrt(shape[dim]) * rtol / atol
+    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", [
+    "MT_SOFTMAX_COLUMN_SLAB=-1",     # tiers 4b / 4a for the short inner extents
+    "MT_SOFTMAX_COLUMN_SLAB=1",      # tier 4c wherever it can run (784 columns too)
+    "MT_SOFTMAX_SLAB_CLUSTER=16",    # slabs over up to 16 blocks of a few rows each
+    "MT_SOFTMAX_SLAB_THREADS=32",    # one period of packs a block: each thread takes many
+])
+def test_cuda_short_inner_under_overrides(setting):
+    """The overrides are read once per process: the short-inner cases (and the inner dims with
+    -inf parts) run again in a child pytest."""
+    name, value = setting.split("=")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
+         "-k", "(test_cuda_short_inner or inner_dims_with_minus_infinity) and not overrides"],
+        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
+
+
 # One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run
 # these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
 SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
                    ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1), ((2, 21, 3136), 1),
-                   ((1, 2048, 64), 1), ((200, 4104), 1), ((100, 40008), 1)]
+                   ((1, 2048, 64), 1), ((200, 4104), 1), ((100, 40008), 1), ((2, 1000, 196), 1)]
 
 
 @pytest.mark.cuda

@@ -11,6 +11,7 @@
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
 //   3d    few rows past a cluster (e.g. [1, 1M])    the whole GPU's shared memory  grid_row_tier
 //   3c    anything else, no cooperative launch      two passes, partials in HBM    split_row_tier
+//   4c    inner > 1 short, slab <= 16 blocks' smem  a block/cluster's smem, flat   column_slab_tier
 //   4b    inner > 1, axis <= ~16 blocks' smem       a block/cluster's smem         column_staged_tier
 //   4a    inner > 1, axis <= ~16 blocks' registers  registers of a block/cluster   column_tier
 //   4     inner > 1, longer axes                    a block's shared memory / L2   inner_tier

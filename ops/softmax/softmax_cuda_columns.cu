@@ -1,12 +1,15 @@
-// CUDA softmax over a non-last dim (inner > 1): picks tier 4b (the group staged in shared
-// memory), 4a (in registers) or 4 (a block's shared memory or a second read from L2) from the
-// (outer, axis, inner) shape and dtype. The tier table heads softmax_cuda.cu.
+// CUDA softmax over a non-last dim (inner > 1): picks tier 4c (a short inner's whole slab staged
+// flat), 4b (the group staged in shared memory), 4a (in registers) or 4 (a block's shared memory
+// or a second read from L2) from the (outer, axis, inner) shape and dtype. The tier table heads softmax_cuda.cu.
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <type_traits>
 
 #include "core/cuda_check.h"
 #include "core/errors.h"
 #include "ops/common/launch.cuh"
+#include "ops/softmax/cuda/column_slab_tier.cuh"
 #include "ops/softmax/cuda/column_staged_tier.cuh"
 #include "ops/softmax/cuda/column_tier.cuh"
 #include "ops/softmax/cuda/inner_tier.cuh"
@@ -154,6 +157,80 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   return launch_column_groups<T>(kernel, p, s, ceil_div(npk, tx), tx, cs, threads, smem, int(seg));
 }
 
+// Tier 4c: an outer index's whole (axis x inner) slab over a cluster, each block a run of whole
+// rows copied flat in 16-byte packs. False where the slab is not a whole number of aligned packs,
+// a period of columns needs more than a block's threads, or the slabs' blocks would not all be
+// resident at once (then the old tiers measured faster). The blocks a slab takes: of those that
+// keep every block resident, the one whose runs are nearest a budget of bytes. Tuning
+// overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the budget,
+// MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
+template <typename T, bool Log, bool Bwd>
+bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
+  constexpr int N = pack_size<T>();
+  static const int want_threads = env_int("MT_SOFTMAX_SLAB_THREADS", 256);
+  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_SLAB_KB", 32)) * 1024;
+  static const int forced_cs = env_int("MT_SOFTMAX_SLAB_CLUSTER", 0);
+  if (!p.aligned() || (s.axis * s.inner) % N != 0 || s.inner > INT32_MAX) return false;
+  const int64_t common = std::gcd<int64_t>(N, s.inner);
+  const int64_t period = s.inner / common, period_rows = N / common;
+  if (period > kSlabMaxThreads) return false;
+  const int64_t groups = std::max<int64_t>(1, std::min<int>(want_threads, kSlabMaxThreads) / period);
+  const int threads = int(std::min<int64_t>(ceil_div(groups * period, 32) * 32, kSlabMaxThreads));
+  const int64_t row_bytes = s.inner * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  auto kernel = softmax_column_slab_kernel<T, Log, Bwd>;
+  const DeviceInfo& dev = device_info();
+  // A slab over cs blocks: rows a block (whole periods), and whether every block is resident.
+  const auto rows_for = [&](int64_t cs) { return ceil_div(ceil_div(s.axis, cs), period_rows) * period_rows; };
+  const auto smem_for = [&](int64_t cs) { return column_slab_smem<T, Bwd>(rows_for(cs), s.inner, threads); };
+  const auto one_wave = [&](int64_t cs) {
+    const int64_t smem = smem_for(cs), blocks = ceil_div(s.axis, rows_for(cs));
+    if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
+    allow_dynamic_smem(kernel, smem);
+    if (blocks > 1) return s.outer <= active_clusters(kernel, int(blocks), threads, smem);
+    return s.outer <= int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
+  };
+  int64_t cs = 0;
+  if (forced_cs > 0) {
+    cs = std::min<int64_t>(forced_cs, kMaxClusterBlocks);
+  } else {
+    double best = 0;
+    for (int64_t c = 1; c <= kMaxClusterBlocks; ++c) {
+      if ((c > 1 && !dev.clusters) || !one_wave(c)) continue;
+      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
+      if (cs == 0 || off < best) cs = c, best = off;
+    }
+    if (cs == 0) return false;
+  }
+  const int64_t rows = rows_for(cs);
+  cs = ceil_div(s.axis, rows);  // no block without rows
+  if (s.outer * cs >= (int64_t(1) << 31) || rows * s.inner > INT32_MAX) return false;
+  const int64_t smem = smem_for(cs);
+  if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
+  allow_dynamic_smem(kernel, smem);
+  const T* a = static_cast<const T*>(p.a);
+  const T* b = static_cast<const T*>(p.b);
+  T* out = static_cast<T*>(p.out);
+  if (cs > 1) {
+    if (!dev.clusters) return false;
+    return launch_clustered(kernel, s.outer, int(cs), threads, smem, a, b, out, s.axis,
+                            int(s.inner), int(period), int(rows), int(cs));
+  }
+  kernel<<<unsigned(s.outer), threads, smem>>>(a, b, out, s.axis, int(s.inner), int(period),
+                                               int(rows), 1);
+  MT_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+// Whether tier 4c takes the shape: inner shorter than a few lines, or not a whole number of
+// 16-byte packs (tiers 4a and 4b would take narrower packs). MT_SOFTMAX_COLUMN_SLAB=1/-1 forces
+// it on (where it can run) / off.
+template <typename T>
+bool prefers_column_slab(SoftmaxShape s) {
+  static const int forced = env_int("MT_SOFTMAX_COLUMN_SLAB", 0);
+  if (forced != 0) return forced > 0;
+  return s.inner * int64_t(sizeof(T)) < 1024 || s.inner % pack_size<T>() != 0;
+}
+
 // Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs
 // that divide inner and the pointers' alignment: 16 bytes, 8 (16-bit types: [32, 1000, 14, 14]
 // has 392-byte rows), or one element. Registers take it when their tile is a 128-byte line wide
@@ -165,6 +242,7 @@ template <typename T, bool Log, bool Bwd>
 bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   static const bool turned_off = env_int("MT_SOFTMAX_COLUMN_PACKS", 0) < 0;
   if (turned_off) return false;
+  if (prefers_column_slab<T>(s) && launch_column_slab_tier<T, Log, Bwd>(p, s)) return true;
   static const int staged = env_int("MT_SOFTMAX_COLUMN_STAGED", 0);
   constexpr int N = pack_size<T>();
   auto packs_of = [&](int n) { return s.inner % n == 0 && p.aligned_to(n * int(sizeof(T))); };

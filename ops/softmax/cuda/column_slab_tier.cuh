@@ -1,0 +1,243 @@
+// Tier 4c: softmax over a non-last dim with a short inner extent, e.g. [32, 1000, 14, 14] over
+// dim 1 (196 columns: 392-byte rows in float16, not a whole number of 16-byte packs).
+//
+// Why: tiers 4a and 4b lay threads along inner in tiles of 16- (or 8-) byte packs, so a short
+// inner leaves most of a tile as padding, and rows that are not a multiple of 16 bytes force
+// 8-byte packs. But one outer index's (axis x inner) slab is contiguous memory: here a cluster of
+// CS blocks takes the slab, each block a run of whole rows, copied flat in 16-byte packs as if
+// it were one long row. Only the reduction knows the columns.
+//
+// Columns of a flat pack: with N elements a pack and C = inner columns, pack k of a run that
+// starts on a row boundary holds columns (k * N + i) mod C, which repeat every W = C / gcd(N, C)
+// packs (a period of N / gcd(N, C) rows). So thread (g, j) of a block of G x W threads takes packs
+// j + W * (g + G * it): always the same N columns, folded in registers. Block b of the cluster
+// takes rows [b * rows, (b + 1) * rows), rows a whole number of periods, so that every block's run
+// starts 16-byte aligned with the same columns for the same j.
+//
+// Per column, forward: the thread's max, the block's (through `scratch`), the thread's sum of
+// exps shifted by the block's max, the block's sum, then one exchange of (max, sum) pairs across
+// the cluster (distributed shared memory, one cluster barrier); backward: sums only. A thread
+// reads back only the packs it copied itself, so no barrier stands between the copies landing and
+// the arithmetic.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "ops/common/async_copy.cuh"
+#include "ops/common/reduce.cuh"
+#include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/column_tier.cuh"
+#include "ops/softmax/cuda/epilogue.cuh"
+
+namespace mt {
+
+constexpr int kSlabMaxThreads = 512;
+
+// Dynamic shared memory of a block of `threads` taking `rows` rows of `inner` columns: the rows
+// of x (and of dy backward), the threads' partials, the block's max and sum per column (what the
+// cluster reads) and the columns' final max and coefficient.
+template <typename T, bool Bwd>
+inline int64_t column_slab_smem(int64_t rows, int64_t inner, int threads) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>();
+  const int64_t run = (rows * inner + N - 1) / N * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  return run + (int64_t(threads) * N + 4 * inner) * int64_t(sizeof(A));
+}
+
+// Folds each column's partials into `folded[column]`. Thread t left its N values at t * N, so with
+// W = period threads a group and a period of P rows, partial p (of the G * P a column has: thread
+// group p / P, row p % P of the period) of column c sits at p * inner + c. `lanes` consecutive
+// threads (a power of two up to a warp) share a column, each folding every lanes-th partial in a
+// register, then shuffles: a short inner has hundreds of partials a column ([256, 100, 10] in
+// 16-bit: 204 for 10 columns). Every thread of the block's whole warps takes part.
+template <int N, typename V, typename Op>
+__device__ __forceinline__ void slab_fold_columns(const V* scratch, int inner, int period,
+                                                  V identity, Op op, V* folded) {
+  const int threads = int(blockDim.x), parts = threads / period * (period * N / inner);
+  int lanes = 1;
+  while (lanes < 32 && lanes < parts && 2 * lanes * inner <= threads) lanes *= 2;
+  const int lane = int(threadIdx.x) & (lanes - 1), columns_a_pass = threads / lanes;
+  for (int first = 0; first < inner; first += columns_a_pass) {  // the same trips in every warp
+    const int c = first + int(threadIdx.x) / lanes;
+    V v = identity;
+    if (c < inner)
+      for (int part = lane; part < parts; part += lanes) v = op(v, scratch[part * inner + c]);
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+      v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (c < inner && lane == 0) folded[c] = v;
+  }
+}
+
+// The cluster's (max, sum) of column c from every block's colmax / colsum (Bwd: sums only). The
+// peers' values are read four blocks at a time, all four loads issued before any is used.
+template <bool Bwd, typename A>
+__device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const A* colsum, int c,
+                                                         int cs) {
+  MaxSum<A> r = {Bwd ? A(0) : colmax[c], colsum[c]};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kBatch = 4;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int me = int(cluster.block_rank());
+  for (int first = 0; first < cs; first += kBatch) {
+    A pm[kBatch], ps[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int peer = first + k;
+      const bool other = peer < cs && peer != me;
+      pm[k] = other && !Bwd ? *cluster.map_shared_rank(colmax + c, unsigned(peer)) : A(-INFINITY);
+      ps[k] = other ? *cluster.map_shared_rank(colsum + c, unsigned(peer)) : A(0);
+    }
+    if constexpr (Bwd) {
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) r.s += ps[k];
+    } else {
+      // The batch's max first, then every sum rescaled to it (maxsum_combine's rule: a partial
+      // at the max, or empty, is not rescaled): independent exps, not a chain of combines.
+      A mx = r.m;
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) mx = nan_max(mx, pm[k]);
+      A sum = r.m == mx ? r.s : r.s * acc_exp(r.m - mx);
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) sum += pm[k] == mx ? ps[k] : ps[k] * acc_exp(pm[k] - mx);
+      r = {mx, sum};
+    }
+  }
+#endif
+  return r;
+}
+
+// a: x (forward) or y (backward); b: dy (backward). The host sends only 16-byte aligned pointers,
+// slabs of a whole number of packs (axis * inner a multiple of N) and blocks of whole warps.
+// `period`: W packs; `rows`: a block's rows (a whole number of periods); the cluster has cs
+// blocks.
+template <typename T, bool Log, bool Bwd>
+__global__ void __launch_bounds__(kSlabMaxThreads)
+    softmax_column_slab_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                               T* __restrict__ out, int64_t axis, int inner, int period, int rows,
+                               int cs) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>();
+  using P = Pack<T, N>;
+  extern __shared__ __align__(16) unsigned char slab_raw[];
+  const int64_t slab = blockIdx.x / unsigned(cs);
+  const int rank = int(blockIdx.x % unsigned(cs));
+  const int64_t first_row = int64_t(rank) * rows;
+  const int my_rows = int(std::min<int64_t>(rows, axis - first_row));
+  const int64_t start = (slab * axis + first_row) * inner;  // a multiple of N
+  const int packs = my_rows * inner / N;
+  const int run_packs = (rows * inner + N - 1) / N;
+  P* sa = reinterpret_cast<P*>(slab_raw);
+  [[maybe_unused]] P* sb = sa + run_packs;
+  A* scratch = reinterpret_cast<A*>(sa + run_packs * (Bwd ? 2 : 1));  // [threads][N]
+  A* colmax = scratch + blockDim.x * N;  // [inner] each: the block's, then the cluster's
+  A* colsum = colmax + inner;
+  A* final_max = colsum + inner;
+  A* final_coef = final_max + inner;
+  const int stride = int(blockDim.x) / period * period;
+  const int j = threadIdx.x % period;
+  const int mine = int(threadIdx.x) < stride ? int(threadIdx.x) : packs;  // spare threads: none
+  const P* src_a = reinterpret_cast<const P*>(a + start);
+  [[maybe_unused]] const P* src_b = reinterpret_cast<const P*>(b + start);
+  for (int k = mine; k < packs; k += stride) {
+    cp_async<sizeof(P), true>(&sa[k], &src_a[k]);
+    if constexpr (Bwd) cp_async<sizeof(P), true>(&sb[k], &src_b[k]);
+  }
+  cp_async_commit();
+  cp_async_wait(0);
+  int col[N];  // the columns of this thread's packs
+#pragma unroll
+  for (int i = 0; i < N; ++i) col[i] = (j * N + i) % inner;
+  const auto leave_partials = [&](const A(&v)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) scratch[threadIdx.x * N + i] = v[i];
+    __syncthreads();
+  };
+
+  A coef[N];
+  [[maybe_unused]] A m[N];
+  if constexpr (Bwd) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) coef[i] = 0;
+    for (int k = mine; k < packs; k += stride) {
+      A y[N], dy[N];
+      unpack<N>(load_whole(&sa[k]), y);
+      unpack<N>(load_whole(&sb[k]), dy);
+#pragma unroll
+      for (int i = 0; i < N; ++i) coef[i] += bwd_term<Log>(y[i], dy[i]);
+    }
+    leave_partials(coef);
+    slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
+  } else {
+    P mx;  // the thread's max in the storage type (16-bit: two elements an instruction)
+#pragma unroll
+    for (int i = 0; i < N; ++i) mx.v[i] = T(-INFINITY);
+    for (int k = mine; k < packs; k += stride) mx = pack_max(mx, load_whole(&sa[k]));
+    unpack<N>(mx, m);
+    leave_partials(m);
+    slab_fold_columns<N>(scratch, inner, period, A(-INFINITY), MaxOp(), colmax);
+    __syncthreads();
+    // The sum of exps under the block's max (exp_shift: 0 for a column of only -inf here).
+    A shift[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      m[i] = colmax[col[i]];
+      shift[i] = exp_shift(m[i]);
+      coef[i] = 0;
+    }
+    for (int k = mine; k < packs; k += stride) {
+      A x[N];
+      unpack<N>(load_whole(&sa[k]), x);
+      column_exp_sum<T, Log>(x, shift, coef);
+      if constexpr (column_keeps_exp<T, Log>()) store_whole(&sa[k], pack_of<T>(x));
+    }
+    leave_partials(coef);
+    slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
+  }
+  __syncthreads();
+
+  // The cluster's (max, sum) a column, read from every block after a barrier (release: this
+  // block's columns are visible to the cluster); then the columns' (max, coefficient).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cs > 1) {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+  }
+#endif
+  for (int c = threadIdx.x; c < inner; c += blockDim.x) {
+    const MaxSum<A> r = slab_cluster_column<Bwd>(colmax, colsum, c, cs);
+    final_max[c] = r.m;
+    final_coef[c] = Bwd ? r.s : fwd_coef<Log>(r.s, r.m);
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Done reading the peers: arrive now, wait before exiting (no block may exit while a peer
+  // may still read its columns).
+  if (cs > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+  __syncthreads();
+
+  A mf[N];  // the columns' max (forward)
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    mf[i] = final_max[col[i]];
+    coef[i] = final_coef[col[i]];
+    // Forward float32 / float64 softmax: x holds exp(x - block max), rescaled to the cluster's
+    // max (0 where the block saw only -inf; a column of only -inf stays NaN through coef).
+    if constexpr (!Bwd && column_keeps_exp<T, Log>())
+      coef[i] *= m[i] == A(-INFINITY) ? A(0) : acc_exp(m[i] - mf[i]);
+  }
+  P* dst = reinterpret_cast<P*>(out + start);
+  for (int k = mine; k < packs; k += stride) {
+    A x[N], dy[N], o[N];
+    unpack<N>(load_whole(&sa[k]), x);
+    if constexpr (Bwd) unpack<N>(load_whole(&sb[k]), dy);
+    column_out<T, Log, Bwd>(x, dy, mf, coef, o);
+    store_global_whole(&dst[k], pack_of<T>(o));
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cs > 1) asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+
+}  // namespace mt
