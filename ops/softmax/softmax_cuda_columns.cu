@@ -161,14 +161,15 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // rows copied flat in 16-byte packs. False where the slab is not a whole number of aligned packs,
 // a period of columns needs more than a block's threads, or the slabs' blocks would not all be
 // resident at once (then the old tiers measured faster). The blocks a slab takes: of those that
-// keep every block resident, the one whose runs are nearest a budget of bytes. Tuning
-// overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the budget,
+// keep every block resident, the one whose runs are nearest 64 KB (H100, [32, 1000, 14, 14]
+// float16: runs of 32 KB 19.4 us, 48 KB 18.5, 64 KB 17.7, 96 KB 20.2). Tuning overrides:
+// MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the run's budget,
 // MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
 template <typename T, bool Log, bool Bwd>
 bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int N = pack_size<T>();
   static const int want_threads = env_int("MT_SOFTMAX_SLAB_THREADS", 256);
-  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_SLAB_KB", 32)) * 1024;
+  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_SLAB_KB", 64)) * 1024;
   static const int forced_cs = env_int("MT_SOFTMAX_SLAB_CLUSTER", 0);
   if (!p.aligned() || (s.axis * s.inner) % N != 0 || s.inner > INT32_MAX) return false;
   const int64_t common = std::gcd<int64_t>(N, s.inner);
@@ -193,10 +194,13 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   if (forced_cs > 0) {
     cs = std::min<int64_t>(forced_cs, kMaxClusterBlocks);
   } else {
+    // Blocks enough for every SM first (fewer slabs than SMs: [128, 64, 14, 14]), then runs
+    // nearest the budget.
     double best = 0;
     for (int64_t c = 1; c <= kMaxClusterBlocks; ++c) {
       if ((c > 1 && !dev.clusters) || !one_wave(c)) continue;
-      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
+      const bool few = s.outer * ceil_div(s.axis, rows_for(c)) < dev.sm_count;
+      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget))) + (few ? 100 : 0);
       if (cs == 0 || off < best) cs = c, best = off;
     }
     if (cs == 0) return false;
@@ -221,14 +225,17 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   return true;
 }
 
-// Whether tier 4c takes the shape: inner shorter than a few lines, or not a whole number of
-// 16-byte packs (tiers 4a and 4b would take narrower packs). MT_SOFTMAX_COLUMN_SLAB=1/-1 forces
-// it on (where it can run) / off.
+// Whether tier 4c takes the shape: rows not a whole number of 16-byte packs (tiers 4a and 4b would
+// take narrower packs) or at most a 128-byte line, and slabs of at least two packs a thread
+// (smaller ones measured faster in the old tiers: [256, 100, 10] 3.6 us there, 4.9 here).
+// MT_SOFTMAX_COLUMN_SLAB=1/-1 forces it on (where it can run) / off.
 template <typename T>
 bool prefers_column_slab(SoftmaxShape s) {
   static const int forced = env_int("MT_SOFTMAX_COLUMN_SLAB", 0);
   if (forced != 0) return forced > 0;
-  return s.inner * int64_t(sizeof(T)) < 1024 || s.inner % pack_size<T>() != 0;
+  constexpr int N = pack_size<T>();
+  const bool short_rows = s.inner % N != 0 || s.inner * int64_t(sizeof(T)) <= 128;
+  return short_rows && s.axis * s.inner >= int64_t(2 * N) * kSlabMaxThreads;
 }
 
 // Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs

@@ -70,13 +70,13 @@ __device__ __forceinline__ void slab_fold_columns(const V* scratch, int inner, i
 }
 
 // The cluster's (max, sum) of column c from every block's colmax / colsum (Bwd: sums only). The
-// peers' values are read four blocks at a time, all four loads issued before any is used.
+// peers' values are read eight blocks at a time, all eight loads issued before any is used.
 template <bool Bwd, typename A>
 __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const A* colsum, int c,
                                                          int cs) {
   MaxSum<A> r = {Bwd ? A(0) : colmax[c], colsum[c]};
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kBatch = 4;
+  constexpr int kBatch = 8;
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const int me = int(cluster.block_rank());
