@@ -194,13 +194,10 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   if (forced_cs > 0) {
     cs = std::min<int64_t>(forced_cs, kMaxClusterBlocks);
   } else {
-    // Blocks enough for every SM first (fewer slabs than SMs: [128, 64, 14, 14]), then runs
-    // nearest the budget.
     double best = 0;
     for (int64_t c = 1; c <= kMaxClusterBlocks; ++c) {
       if ((c > 1 && !dev.clusters) || !one_wave(c)) continue;
-      const bool few = s.outer * ceil_div(s.axis, rows_for(c)) < dev.sm_count;
-      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget))) + (few ? 100 : 0);
+      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
       if (cs == 0 || off < best) cs = c, best = off;
     }
     if (cs == 0) return false;
@@ -226,16 +223,19 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
 }
 
 // Whether tier 4c takes the shape: rows not a whole number of 16-byte packs (tiers 4a and 4b would
-// take narrower packs) or at most a 128-byte line, and slabs of at least two packs a thread
-// (smaller ones measured faster in the old tiers: [256, 100, 10] 3.6 us there, 4.9 here).
-// MT_SOFTMAX_COLUMN_SLAB=1/-1 forces it on (where it can run) / off.
+// take narrower packs) or at most a 128-byte line, in slabs of at least 32K elements. H100 kernel
+// us, old tiers -> here: [64, 1000, 7, 7] float16 32.6 -> 11.1, float32 40.3 -> 15.7;
+// [64, 2048, 49] float16 73.4 -> 16.9; [32, 1000, 14, 14] float16 22.3 -> 17.6 (float32, whole
+// 784-byte rows: 30.6 -> 30.4, left to tier 4b); [8, 2048, 64] float16 11.4 -> 9.3. Smaller slabs
+// measured slower here ([128, 64, 14, 14] float16 6.4 -> 8.6, [32, 256, 7, 7] 4.1 -> 6.1), as did
+// 512-byte rows ([16, 512, 16, 16] float16 10.9 -> 11.4). MT_SOFTMAX_COLUMN_SLAB=1/-1 forces it
+// on (where it can run) / off.
 template <typename T>
 bool prefers_column_slab(SoftmaxShape s) {
   static const int forced = env_int("MT_SOFTMAX_COLUMN_SLAB", 0);
   if (forced != 0) return forced > 0;
-  constexpr int N = pack_size<T>();
-  const bool short_rows = s.inner % N != 0 || s.inner * int64_t(sizeof(T)) <= 128;
-  return short_rows && s.axis * s.inner >= int64_t(2 * N) * kSlabMaxThreads;
+  const bool short_rows = s.inner % pack_size<T>() != 0 || s.inner * int64_t(sizeof(T)) <= 128;
+  return short_rows && s.axis * s.inner >= 32 * 1024;
 }
 
 // Tiers 4b and 4a: the group in shared memory or registers (of a cluster), in the widest packs
