@@ -159,9 +159,9 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 
 // Tier 4c: an outer index's whole (axis x inner) slab over a cluster, each block a run of whole
 // rows copied flat in 16-byte packs. False where the slab is not a whole number of aligned packs,
-// a period of columns needs more than a block's threads, or the slabs' blocks would not all be
-// resident at once (then the old tiers measured faster). The blocks a slab takes: of those that
-// keep every block resident, the one whose runs are nearest 64 KB (H100, [32, 1000, 14, 14]
+// a period of columns needs more than a block's threads, or the slabs' blocks of whole-pack rows
+// would not all be resident at once (then the old tiers measured faster). The blocks a slab
+// takes: of those that keep every block resident, the one whose runs are nearest 64 KB (H100, [32, 1000, 14, 14]
 // float16: runs of 32 KB 19.4 us, 48 KB 18.5, 64 KB 17.7, 96 KB 20.2). Tuning overrides:
 // MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the run's budget,
 // MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
@@ -200,6 +200,11 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
       const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
       if (cs == 0 || off < best) cs = c, best = off;
     }
+    // No wave holds them all: rows that are not whole packs still take 16 blocks a slab (the
+    // smallest runs), where the old tiers' narrow packs measured slower still (H100, [64, 2048,
+    // 49] float64 99.9 -> 54.1 us, backward float32 117.3 -> 33.9; whole 784-byte rows did not
+    // gain: [32, 1000, 14, 14] float32 29.8 -> 31.1).
+    if (cs == 0 && s.inner % N != 0 && dev.clusters) cs = kMaxClusterBlocks;
     if (cs == 0) return false;
   }
   const int64_t rows = rows_for(cs);
