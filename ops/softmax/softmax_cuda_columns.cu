@@ -1,6 +1,7 @@
 // CUDA softmax over a non-last dim (inner > 1): picks tier 4c (a short inner's whole slab staged
 // flat), 4b (the group staged in shared memory), 4a (in registers) or 4 (a block's shared memory
-// or a second read from L2) from the (outer, axis, inner) shape and dtype. The tier table heads softmax_cuda.cu.
+// or a second read from L2) from the (outer, axis, inner) shape and dtype. The tier table heads
+// softmax_cuda.cu.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -161,10 +162,10 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // rows copied flat in 16-byte packs. False where the slab is not a whole number of aligned packs,
 // a period of columns needs more than a block's threads, or the slabs' blocks of whole-pack rows
 // would not all be resident at once (then the old tiers measured faster). The blocks a slab
-// takes: of those that keep every block resident, the one whose runs are nearest 64 KB (H100, [32, 1000, 14, 14]
-// float16: runs of 32 KB 19.4 us, 48 KB 18.5, 64 KB 17.7, 96 KB 20.2). Tuning overrides:
-// MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the run's budget,
-// MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
+// takes: of those that keep every block resident, the one whose runs are nearest 64 KB (H100,
+// [32, 1000, 14, 14] float16: runs of 32 KB 19.4 us, 48 KB 18.5, 64 KB 17.7, 96 KB 20.2).
+// Tuning overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the
+// run's budget, MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
 template <typename T, bool Log, bool Bwd>
 bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int N = pack_size<T>();
@@ -175,14 +176,19 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t common = std::gcd<int64_t>(N, s.inner);
   const int64_t period = s.inner / common, period_rows = N / common;
   if (period > kSlabMaxThreads) return false;
-  const int64_t groups = std::max<int64_t>(1, std::min<int>(want_threads, kSlabMaxThreads) / period);
+  const int64_t groups =
+      std::max<int64_t>(1, std::min<int>(want_threads, kSlabMaxThreads) / period);
   const int threads = int(std::min<int64_t>(ceil_div(groups * period, 32) * 32, kSlabMaxThreads));
   const int64_t row_bytes = s.inner * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
   auto kernel = softmax_column_slab_kernel<T, Log, Bwd>;
   const DeviceInfo& dev = device_info();
   // A slab over cs blocks: rows a block (whole periods), and whether every block is resident.
-  const auto rows_for = [&](int64_t cs) { return ceil_div(ceil_div(s.axis, cs), period_rows) * period_rows; };
-  const auto smem_for = [&](int64_t cs) { return column_slab_smem<T, Bwd>(rows_for(cs), s.inner, threads); };
+  const auto rows_for = [&](int64_t cs) {
+    return ceil_div(ceil_div(s.axis, cs), period_rows) * period_rows;
+  };
+  const auto smem_for = [&](int64_t cs) {
+    return column_slab_smem<T, Bwd>(rows_for(cs), s.inner, threads);
+  };
   const auto one_wave = [&](int64_t cs) {
     const int64_t smem = smem_for(cs), blocks = ceil_div(s.axis, rows_for(cs));
     if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
@@ -194,12 +200,17 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   if (forced_cs > 0) {
     cs = std::min<int64_t>(forced_cs, kMaxClusterBlocks);
   } else {
-    double best = 0;
-    for (int64_t c = 1; c <= kMaxClusterBlocks; ++c) {
-      if ((c > 1 && !dev.clusters) || !one_wave(c)) continue;
-      const double off = std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
-      if (cs == 0 || off < best) cs = c, best = off;
-    }
+    // Sizes tried nearest the budget first: the first that fits is the answer (each try is an
+    // occupancy query, cached but not free, on every call).
+    int64_t sizes[kMaxClusterBlocks];
+    const int tries = dev.clusters ? kMaxClusterBlocks : 1;
+    for (int i = 0; i < tries; ++i) sizes[i] = i + 1;
+    const auto off = [&](int64_t c) {
+      return std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
+    };
+    std::stable_sort(sizes, sizes + tries, [&](int64_t x, int64_t y) { return off(x) < off(y); });
+    for (int i = 0; i < tries && cs == 0; ++i)
+      if (one_wave(sizes[i])) cs = sizes[i];
     // No wave holds them all: rows that are not whole packs still take 16 blocks a slab (the
     // smallest runs), where the old tiers' narrow packs measured slower still (H100, [64, 2048,
     // 49] float64 99.9 -> 54.1 us, backward float32 117.3 -> 33.9; whole 784-byte rows did not
