@@ -406,6 +406,28 @@ def cuda_check(shape, dim, log, dtype, rng, view=None):
     return check_forward(x, dim, log)
 
 
+def cuda_check_both_ways(shape, dim, log, dtype, rng):
+    """The forward on fresh input, then the backward from its output against float64."""
+    y = cuda_check(shape, dim, log, dtype, rng)
+    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
+    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
+    rtol, atol = tol(dtype)
+    scale = np.abs(to_f64(dy)).max() * np.sqrt(shape[dim]) * rtol / atol
+    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+
+
+def rerun_under_override(setting, tests):
+    """Tuning overrides are read once per process: runs the tests `tests` (a -k expression) again
+    in a child pytest with `setting` (NAME=value) in its environment."""
+    name, value = setting.split("=")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
+         "-k", f"({tests}) and not overrides"],
+        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
@@ -525,12 +547,7 @@ LONG_ROW_CASES = [((1, 262145), 1), ((3, 2**20 + 3), 1), ((2, 2**20), 1), ((5, 3
 @pytest.mark.parametrize("case", LONG_ROW_CASES, ids=case_id)
 def test_cuda_long_rows(case, log, dtype, rng):
     shape, dim = case
-    y = cuda_check(shape, dim, log, dtype, rng)
-    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
-    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
-    rtol, atol = tol(dtype)
-    scale = np.abs(to_f64(dy)).max() * np.sqrt(shape[dim]) * rtol / atol
-    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+    cuda_check_both_ways(shape, dim, log, dtype, rng)
 
 
 @pytest.mark.cuda
@@ -541,15 +558,8 @@ def test_cuda_long_rows(case, log, dtype, rng):
     "MT_SOFTMAX_GRID_EVICT_CACHED=0",    # tier 3d's cached copies without the L2 evict-first hint
 ])
 def test_cuda_long_rows_under_overrides(setting):
-    """The overrides are read once per process: the long-row cases (and the rows with -inf parts)
-    run again in a child pytest."""
-    name, value = setting.split("=")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
-         "-k", "(test_cuda_long_rows or rows_with_minus_infinity) and not overrides"],
-        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
+    """The long-row cases (and the rows with -inf parts) under each override."""
+    rerun_under_override(setting, "test_cuda_long_rows or rows_with_minus_infinity")
 
 
 # Short inner extents: tier 4c takes the whole (axis x inner) slab flat over a cluster (the old
@@ -570,12 +580,7 @@ SHORT_INNER_CASES = [((2, 1000, 196), 1), ((3, 999, 196), 1), ((2, 2000, 49), 1)
 @pytest.mark.parametrize("case", SHORT_INNER_CASES, ids=case_id)
 def test_cuda_short_inner(case, log, dtype, rng):
     shape, dim = case
-    y = cuda_check(shape, dim, log, dtype, rng)
-    dy = make_tensor(random_input(rng, shape, scale=1.0), dtype, "cuda")
-    expected = ref_softmax_backward(to_f64(y), to_f64(dy), dim, log)
-    rtol, atol = tol(dtype)
-    scale = np.abs(to_f64(dy)).max() * np.sqrt(shape[dim]) * rtol / atol
-    assert_close(backward(y, dy, dim, log), expected, dtype, scale=max(1.0, scale))
+    cuda_check_both_ways(shape, dim, log, dtype, rng)
 
 
 @pytest.mark.cuda
@@ -586,15 +591,8 @@ def test_cuda_short_inner(case, log, dtype, rng):
     "MT_SOFTMAX_SLAB_THREADS=32",    # one period of packs a block: each thread takes many
 ])
 def test_cuda_short_inner_under_overrides(setting):
-    """The overrides are read once per process: the short-inner cases (and the inner dims with
-    -inf parts) run again in a child pytest."""
-    name, value = setting.split("=")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
-         "-k", "(test_cuda_short_inner or inner_dims_with_minus_infinity) and not overrides"],
-        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
+    """The short-inner cases (and the inner dims with -inf parts) under each override."""
+    rerun_under_override(setting, "test_cuda_short_inner or inner_dims_with_minus_infinity")
 
 
 # One small case per tier (and the backward), for compute-sanitizer: memcheck and racecheck run
