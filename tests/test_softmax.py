@@ -565,13 +565,15 @@ def test_cuda_long_rows_under_overrides(setting):
 # Short inner extents: tier 4c takes the whole (axis x inner) slab flat over a cluster (the old
 # tiers' path for the same shapes runs below under MT_SOFTMAX_COLUMN_SLAB=-1, and tier 4c for
 # every shape it can run under =1). Columns whose period spans 2, 4 or 8 rows of 16-byte packs
-# (196, 10, 3, 49), whole-pack rows (64, 784), slabs that are not a whole number of packs in some
-# dtypes (999 x 196: the old tiers), a last block of fewer rows, one block a slab (704 x 49,
-# 4000 x 10), slabs whose blocks take more than one wave (80 x 1024 x 49 in float64 and in the
-# float32 backward), more than 16 blocks' worth and slabs too small (the old tiers).
+# (196, 10, 3, 49; 2: one thread a period), whole-pack rows (64, 784), slabs that are not a whole
+# number of packs in some dtypes (999 x 196: the old tiers), a last block of fewer rows, one block
+# a slab (704 x 49, 4000 x 10), slabs whose blocks take more than one wave (80 x 1024 x 49 in
+# float64 and in the float32 backward), more than 16 blocks' worth and slabs too small (the old
+# tiers).
 SHORT_INNER_CASES = [((2, 1000, 196), 1), ((3, 999, 196), 1), ((2, 2000, 49), 1), ((4, 704, 49), 1),
                      ((5, 4000, 10), 1), ((2, 12000, 3), 1), ((2, 4096, 64), 1), ((2, 600, 784), 1),
-                     ((1, 20000, 196), 1), ((64, 2, 196), 1), ((4, 64, 49), 1), ((80, 1024, 49), 1)]
+                     ((1, 20000, 196), 1), ((64, 2, 196), 1), ((4, 64, 49), 1), ((80, 1024, 49), 1),
+                     ((2, 20000, 2), 1)]
 
 
 @pytest.mark.cuda
