@@ -155,11 +155,22 @@ __device__ __forceinline__ void cluster_exchange_finish(const ClusterRound& roun
 // of [8, 4096, 4096] float16's stall samples on those barriers (H100 kernel times, relaxed: that
 // case 248 -> 232 us, float32 479 -> 421, backward 346 -> 318 and 669 -> 639; a fence and a
 // relaxed arrive in the exchanges too gained nothing more).
-__device__ __forceinline__ void cluster_exit_barrier() {
+// Its two halves, for a kernel done with its peers' shared memory well before it exits (tier
+// 4c): arrive when done reading them, wait just before exiting; the work between overlaps the
+// peers' arrival.
+__device__ __forceinline__ void cluster_done_with_peers() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 #endif
+}
+__device__ __forceinline__ void cluster_wait_for_peers() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cluster_detail::cluster_wait_all_started();
+#endif
+}
+__device__ __forceinline__ void cluster_exit_barrier() {
+  cluster_done_with_peers();
+  cluster_wait_for_peers();
 }
 
 __device__ __forceinline__ unsigned cluster_rank_and_size(unsigned& size) {

@@ -27,6 +27,7 @@
 #include "ops/common/async_copy.cuh"
 #include "ops/common/reduce.cuh"
 #include "ops/common/vector_pack.cuh"
+#include "ops/softmax/cuda/cluster_reduce.cuh"
 #include "ops/softmax/cuda/column_tier.cuh"
 #include "ops/softmax/cuda/epilogue.cuh"
 
@@ -197,24 +198,18 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   }
   __syncthreads();
 
-  // The cluster's (max, sum) a column, read from every block after a barrier (release: this
-  // block's columns are visible to the cluster); then the columns' (max, coefficient).
+  // The cluster's (max, sum) a column, read from every block after a cluster barrier (its
+  // release makes this block's columns visible to the cluster; no output store is pending yet);
+  // then the columns' (max, coefficient).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (cs > 1) {
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-  }
+  if (cs > 1) cooperative_groups::this_cluster().sync();
 #endif
   for (int c = threadIdx.x; c < inner; c += blockDim.x) {
     const MaxSum<A> r = slab_cluster_column<Bwd>(colmax, colsum, c, cs);
     final_max[c] = r.m;
     final_coef[c] = Bwd ? r.s : fwd_coef<Log>(r.s, r.m);
   }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Done reading the peers: arrive now, wait before exiting (no block may exit while a peer
-  // may still read its columns).
-  if (cs > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
+  if (cs > 1) cluster_done_with_peers();  // no block may exit while a peer may read its columns
   __syncthreads();
 
   A mf[N];  // the columns' max (forward)
@@ -235,9 +230,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
     column_out<T, Log, Bwd>(x, dy, mf, coef, o);
     store_global_whole(&dst[k], pack_of<T>(o));
   }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (cs > 1) asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-#endif
+  if (cs > 1) cluster_wait_for_peers();
 }
 
 }  // namespace mt
