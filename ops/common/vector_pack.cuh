@@ -54,14 +54,18 @@ __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p
 // A pack stored to global memory in one access. For 16-byte packs the vector store is spelled
 // out (st.global.wb.v4, the default store): through store_whole, nvcc split it into four 4-byte
 // stores in several kernels (the 16-bit output of the split-row, block and inner tiers; ncu
-// counted 8 of each 32-byte sector's bytes used a store).
-template <typename T, int N>
+// counted 8 of each 32-byte sector's bytes used a store). `EvictFirst` (st.global.cs): L2 drops
+// the stored lines first, for a kernel that still reads other lines from L2 after its stores.
+template <bool EvictFirst = false, typename T, int N>
 __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T, N>& p) {
 #if defined(__CUDA_ARCH__)
   if constexpr (sizeof(Pack<T, N>) == 16) {
     uint4 w;
     memcpy(&w, &p, sizeof(p));
-    __stwb(reinterpret_cast<uint4*>(dst), w);
+    if constexpr (EvictFirst)
+      __stcs(reinterpret_cast<uint4*>(dst), w);
+    else
+      __stwb(reinterpret_cast<uint4*>(dst), w);
     return;
   }
 #endif
@@ -218,10 +222,10 @@ __device__ __forceinline__ void load_pack(const T* row, I col, I end, bool vec, 
   }
 }
 
-template <int N, typename T, typename A, typename I>
+template <int N, bool EvictFirst = false, typename T, typename A, typename I>
 __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const A (&in)[N]) {
   if (vec && col + N <= end) {
-    store_global_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
+    store_global_whole<EvictFirst>(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j)
@@ -231,10 +235,10 @@ __device__ __forceinline__ void store_pack(T* row, I col, I end, bool vec, const
 
 // store_pack for rows whose length is a multiple of N wherever `vec` holds, so that every pack
 // there is whole: the vector path stores without a bounds test.
-template <int N, typename T, typename A, typename I>
+template <int N, bool EvictFirst = false, typename T, typename A, typename I>
 __device__ __forceinline__ void store_row_pack(T* row, I col, I end, bool vec, const A (&in)[N]) {
   if (vec)
-    store_global_whole(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
+    store_global_whole<EvictFirst>(reinterpret_cast<Pack<T, N>*>(row + col), pack_of<T>(in));
   else
     store_pack<N>(row, col, end, false, in);
 }
