@@ -1,0 +1,155 @@
+// The floor of "stage it all on chip, one barrier, write it all back": how long moving B bytes
+// in and out takes when each block copies its chunk into shared memory (cp.async), waits, meets
+// the others at a barrier (none / its cluster / the whole grid) and stores the chunk back, with
+// no arithmetic at all, beside a plain copy of the same bytes. A softmax whose group (a row, a
+// slab, a column group) must be read whole before its first output is written cannot beat this;
+// the gap between a tier and its floor is what its arithmetic, reductions and exchanges cost.
+//
+//   nvcc -std=c++17 -arch=sm_90 -O3 -o /tmp/stage_floor tools/stage_floor.cu
+//   ncu --clock-control none --metrics gpu__time_duration.sum --csv /tmp/stage_floor > t.csv
+//
+// The program prints one CFG line per configuration; each is launched kReps times, so the
+// kernel durations in ncu's output (caches flushed before each) come in groups of kReps, in the
+// order of the CFG lines. See BENCHMARKS.md (eleventh session) for what it measured on an H100.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace cg = cooperative_groups;
+
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    const cudaError_t e = (call);                                                    \
+    if (e != cudaSuccess) {                                                          \
+      std::printf("%s failed at line %d: %s\n", #call, __LINE__, cudaGetErrorString(e)); \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+constexpr int kReps = 5;
+
+__device__ __forceinline__ void copy_async(void* smem, const void* gmem) {
+  const unsigned dst = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+enum Barrier { kNone = 0, kCluster = 1, kGrid = 2 };
+
+__device__ __forceinline__ void meet(int barrier) {
+  if (barrier == kCluster) cg::this_cluster().sync();
+  if (barrier == kGrid) cg::this_grid().sync();
+}
+
+// Block b stages 16-byte packs [b * per_block, (b + 1) * per_block). Halves: the second half's
+// copies are waited for (and met over) only after the first half is stored.
+template <bool Halves>
+__global__ void stage_kernel(const int4* __restrict__ in, int4* __restrict__ out, long per_block,
+                             long total, int barrier) {
+  extern __shared__ int4 staged[];
+  const long base = long(blockIdx.x) * per_block;
+  const long n = min(per_block, total - base);
+  const long first = Halves ? (n + 1) / 2 : n;
+  for (long i = threadIdx.x; i < first; i += blockDim.x) copy_async(&staged[i], &in[base + i]);
+  commit();
+  for (long i = first + threadIdx.x; i < n; i += blockDim.x) copy_async(&staged[i], &in[base + i]);
+  commit();
+  wait_copies<1>();
+  __syncthreads();
+  meet(barrier);
+  for (long i = threadIdx.x; i < first; i += blockDim.x) out[base + i] = staged[i];
+  wait_copies<0>();
+  __syncthreads();
+  if (Halves) meet(barrier);
+  for (long i = first + threadIdx.x; i < n; i += blockDim.x) out[base + i] = staged[i];
+}
+
+// Grid-stride copy, four 16-byte loads in flight a thread.
+__global__ void copy_kernel(const int4* __restrict__ in, int4* __restrict__ out, long total) {
+  const long stride = long(gridDim.x) * blockDim.x;
+  long i = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < total; i += 4 * stride) {
+    const int4 a = in[i], b = in[i + stride], c = in[i + 2 * stride], d = in[i + 3 * stride];
+    out[i] = a;
+    out[i + stride] = b;
+    out[i + 2 * stride] = c;
+    out[i + 3 * stride] = d;
+  }
+  for (; i < total; i += stride) out[i] = in[i];
+}
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const long kMaxBytes = 1L << 30;
+  int4 *in = nullptr, *out = nullptr;
+  CHECK(cudaMalloc(&in, kMaxBytes));
+  CHECK(cudaMalloc(&out, kMaxBytes));
+  CHECK(cudaMemset(in, 1, kMaxBytes));
+
+  const auto copy = [&](long bytes, const char* tag) {
+    const int grid = sms * 8;
+    for (int r = 0; r < kReps; ++r) copy_kernel<<<grid, 256>>>(in, out, bytes / 16);
+    CHECK(cudaDeviceSynchronize());
+    std::printf("CFG copy %s bytes=%ld grid=%d\n", tag, bytes, grid);
+  };
+  const auto stage = [&](long bytes, int blocks, int threads, int cluster, int barrier,
+                         bool halves, const char* tag) {
+    long total = bytes / 16, per_block = (total + blocks - 1) / blocks;
+    const size_t smem = size_t(per_block) * 16;
+    void* kernel = halves ? (void*)stage_kernel<true> : (void*)stage_kernel<false>;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const int4* a = in;
+    int4* b = out;
+    void* args[] = {&a, &b, &per_block, &total, &barrier};
+    for (int r = 0; r < kReps; ++r) {
+      if (barrier == kGrid) {
+        CHECK(cudaLaunchCooperativeKernel(kernel, blocks, threads, args, smem));
+        continue;
+      }
+      cudaLaunchConfig_t config = {};
+      config.gridDim = blocks;
+      config.blockDim = threads;
+      config.dynamicSmemBytes = smem;
+      cudaLaunchAttribute attr;
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = cluster;
+      attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+      CHECK(cudaLaunchKernelExC(&config, kernel, args));
+    }
+    CHECK(cudaDeviceSynchronize());
+    std::printf("CFG stage %s bytes=%ld blocks=%d threads=%d cluster=%d barrier=%d halves=%d "
+                "smem_kb=%.1f\n",
+                tag, bytes, blocks, threads, cluster, barrier, int(halves), smem / 1024.0);
+  };
+
+  const long slab = 32L * 1000 * 196 * 2;  // [32, 1000, 14, 14] float16
+  const long mb24 = 24L << 20;
+  copy(slab, "slab-size");
+  copy(mb24, "24MB");
+  copy(32L << 20, "32MB");
+  copy(64L << 20, "64MB");
+  copy(kMaxBytes, "1GB");
+  stage(slab, 192, 256, 6, kCluster, false, "slab, clusters of 6 (tier 4c's shape)");
+  stage(slab, 192, 512, 6, kCluster, false, "slab, clusters of 6, 512 threads");
+  stage(slab, 192, 256, 1, kNone, false, "slab, no barrier");
+  stage(slab, 96, 256, 6, kCluster, true, "slab, half the clusters, in halves");
+  stage(slab, 2 * sms, 512, 1, kGrid, false, "slab, grid barrier");
+  stage(slab, sms, 512, 1, kGrid, true, "slab, grid barrier, in halves");
+  stage(slab, 512, 256, 16, kCluster, false, "slab, clusters of 16");
+  stage(mb24, 2 * sms, 512, 1, kGrid, false, "24MB, grid barrier (tier 3d's shape)");
+  stage(mb24, 2 * sms, 512, 1, kNone, false, "24MB, no barrier");
+  stage(mb24, 2 * sms, 512, 1, kGrid, true, "24MB, grid barrier, in halves");
+  stage(mb24, 2 * sms, 1024, 1, kGrid, false, "24MB, grid barrier, 1024 threads");
+  stage(mb24, 256, 512, 8, kCluster, false, "24MB, clusters of 8");
+  return 0;
+}
