@@ -342,25 +342,38 @@ inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
   return npk <= kRowTierMaxThreads && under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
 }
 
-// A row over a cluster of wide packs: blocks of at most 512 threads, several an SM, a cluster a
-// row, so that one block's reductions and exchange overlap another's loads (H100 kernel times,
-// against persistent clusters looping over rows with the next rows in flight: forward [2048,
-// 151936] float32 1125 -> 986 us, [8192, 50304] 1166 -> 1137, float64 5370 -> 3214; backward
-// [8192, 50304] float16 920 -> 873, [4096, 32000] float32 579 -> 550). A row that 16 such blocks
-// cannot hold (the backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16
-// larger ones (up to big_threads), one an SM with two ring stages: persistent clusters, so that
-// the next row's copies are in flight during this row's reductions (backward [2048, 151936]
-// float32, one H100 call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory,
-// tier 3b. No better: 15 blocks of 640 threads, 1,461; the cluster size that keeps the most
-// threads resident, 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221
-// through the split row).
+// A row over a cluster of wide packs, a cluster a row, so that one block's reductions and
+// exchange overlap another's loads (H100 kernel times, against persistent clusters looping over
+// rows with the next rows in flight: forward [2048, 151936] float32 1125 -> 986 us, [8192, 50304]
+// 1166 -> 1137, float64 5370 -> 3214; backward [8192, 50304] float16 920 -> 873, [4096, 32000]
+// float32 579 -> 550). A row that one block of 512 threads holds stays there; a longer one is
+// split into blocks of about 256 threads (at most 16 blocks), so that more of them, and more of
+// the rows' bytes, are resident on an SM at once than in the fewest blocks of up to 512 (H200
+// kernel times, one build, forward: [2048, 151936] float32 778 -> 659 us, float16 395 -> 384;
+// [8192, 50304] float16 492 -> 456; [128, 131072] float32 46.6 -> 40.3, float16 30.2 -> 25.0;
+// [64, 152064] float32 34.0 -> 26.8, but float16 17.7 -> 18.6; float64 [4096, 32000] 678 ->
+// 649. Backward: [2048, 151936] float16 567 -> 496, [8192, 50304] float64 3149 -> 2969; the
+// rest alike. Blocks of about 320: between the two). A row that 16 such blocks cannot hold (the
+// backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16 larger ones (up
+// to big_threads), one an SM with two ring stages: persistent clusters, so that the next row's
+// copies are in flight during this row's reductions (backward [2048, 151936] float32, one H100
+// call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No better:
+// 15 blocks of 640 threads, 1,461; the cluster size that keeps the most threads resident,
+// 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221 through the split
+// row). MT_SOFTMAX_CLUSTER_THREADS sets the 256.
 struct WideRowClusters {
   int64_t blocks;
   bool persistent;
 };
 inline WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int big_threads) {
+  static const int cluster_threads =
+      std::clamp(env_int("MT_SOFTMAX_CLUSTER_THREADS", 256), 32, kRowTierMaxThreads);
   const int64_t at_512 = ceil_div(npk, int64_t(std::min(max_threads, 512)) * packs);
-  if (at_512 <= kMaxClusterBlocks) return {at_512, false};
+  if (at_512 == 1) return {1, false};
+  if (at_512 <= kMaxClusterBlocks) {
+    const int64_t target = ceil_div(npk, int64_t(std::min(max_threads, cluster_threads)) * packs);
+    return {std::clamp<int64_t>(target, at_512, kMaxClusterBlocks), false};
+  }
   const bool fits = ceil_div(npk, int64_t(big_threads) * packs) <= kMaxClusterBlocks;
   return {fits ? kMaxClusterBlocks : at_512, fits};
 }
@@ -416,9 +429,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     const bool wide = forced_packs == 2 ||
                       (forced_packs == 0 && cs > 1 &&
                        !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
-    // Wide blocks stop at 512 threads, as for many rows (wide_row_clusters): two of them fit an
-    // SM at the 62 registers the forward's float32 cluster kernel takes (at 544 threads [64,
-    // 152064] float32 ran one block an SM: 40 -> 59 us).
+    // Wide blocks as for many rows (wide_row_clusters): about 256 threads, at most 512 (at 544
+    // threads [64, 152064] float32 ran one block an SM: 40 -> 59 us).
     const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads, big_threads);
     if (wide) cs = few_rows_cs(w.blocks);
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
