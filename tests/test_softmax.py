@@ -534,6 +534,19 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
         assert np.all(np.isfinite(to_f64(y)))
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float16, id="float16"), pytest.param(mt.bfloat16, id="bfloat16")])
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shift", [-64.0, 60.0, 3000.0])
+@pytest.mark.parametrize("shape", [(4096, 128), (2048, 1024), (300, 4096)], ids=str)
+def test_cuda_16bit_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype, rng):
+    # 16-bit rows held in registers (lanes and block tiers) take exp(x - m) as one fma and the
+    # hardware ex2 while |m| <= 64, else with the subtraction first (with_shifted_exp): maxima on
+    # either side of 64 within a row and between rows (-64, 60 +- a few), and far past it.
+    data = random_input(rng, shape) + shift
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
 # Few rows too long for a cluster: the whole-GPU tier (3d), one row over every SM or several rows
 # sharing them, aligned and misaligned; also run below under the overrides that reach its other
 # paths and the split-row tier standing in for it.
