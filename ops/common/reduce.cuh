@@ -26,13 +26,16 @@ __device__ __forceinline__ float nan_max(float a, float b) {
 
 __device__ __forceinline__ float acc_exp(float x) { return expf(x); }
 __device__ __forceinline__ double acc_exp(double x) { return exp(x); }
-// The hardware ex2 of x * log2(e): 2 ulp of float, results under 2^-126 flushed to 0. Two
-// instructions; __expf takes four (it keeps denormal results), the accurate expf about ten.
-__device__ __forceinline__ float fast_exp(float x) {
+constexpr float kLog2e = 1.4426950408889634f;
+// The hardware 2^x: 2 ulp of float, results under 2^-126 flushed to 0.
+__device__ __forceinline__ float ex2_approx(float x) {
   float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// The hardware ex2 of x * log2(e). Two instructions; __expf takes four (it keeps denormal
+// results), the accurate expf about ten.
+__device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * kLog2e); }
 // Per-element exp: fast_exp when the result is stored in a 16-bit type, whose rounding is 1000x
 // coarser; the accurate expf for float32 and exp for float64.
 template <bool Fast, typename A>
@@ -57,11 +60,9 @@ struct ShiftedExp {
 // relative, against the 16-bit output's rounding of 2e-4 or coarser.
 struct FusedShiftedExp {
   float ml;
-  __device__ __forceinline__ explicit FusedShiftedExp(float max) : ml(max * 1.4426950408889634f) {}
+  __device__ __forceinline__ explicit FusedShiftedExp(float max) : ml(max * kLog2e) {}
   __device__ __forceinline__ float operator()(float x) const {
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, 1.4426950408889634f, -ml)));
-    return r;
+    return ex2_approx(fmaf(x, kLog2e, -ml));
   }
 };
 // fn(ex) with ex(x) = exp(x - m): FusedShiftedExp for 16-bit outputs (Fast) while |m| <= 64,
