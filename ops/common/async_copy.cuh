@@ -14,11 +14,16 @@ namespace mt {
 // 16-byte copies bypass L1 (.cg); 8-byte ones cannot (.ca: .cg takes only 16). `Prefetch`: the
 // kernel reads the bytes around this copy soon (the rest of a row, a neighbouring tile), so a
 // miss asks L2 to fetch the 256 bytes around it (the L2::256B hint) instead of its sector alone.
+// `dst` is the shared-memory address (shared_address) of the destination: a kernel issuing many
+// copies into one buffer converts its base once and steps it by byte offsets (converting each
+// slot's generic pointer anew cost an S2R and four more instructions a copy).
+__device__ __forceinline__ unsigned shared_address(const void* smem) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(smem));
+}
 template <int Bytes, bool Prefetch = false>
-__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+__device__ __forceinline__ void cp_async_to(unsigned dst, const void* gmem) {
   static_assert(Bytes == 16 || Bytes == 8, "cp.async copies of 16 or 8 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   if constexpr (Bytes == 16 && Prefetch)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
   else if constexpr (Bytes == 16)
@@ -29,8 +34,12 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem) : "memory");
 #else
   using Word = std::conditional_t<Bytes == 16, uint4, uint2>;
-  *reinterpret_cast<Word*>(smem) = *reinterpret_cast<const Word*>(gmem);
+  *static_cast<Word*>(__cvta_shared_to_generic(dst)) = *static_cast<const Word*>(gmem);
 #endif
+}
+template <int Bytes, bool Prefetch = false>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  cp_async_to<Bytes, Prefetch>(shared_address(smem), gmem);
 }
 
 // An L2 cache policy for copies: `evict_first` marks their lines as the first to evict (bytes

@@ -46,10 +46,11 @@ int lanes_tier_max_packs() {
   return forced > 0 ? std::min(forced, kMax) : kMax;
 }
 
-// Ring depth. A persistent grid (a few blocks an SM, each looping over rows) keeps a few rows in
-// flight behind the one being reduced, but not so many that blocks stop sharing an SM; capped
-// by the block's shared-memory limit. A grid of a block per row group needs one stage: the
-// scheduler overlaps blocks instead.
+// Ring depth of tier 3a's clusters. Persistent ones (a few blocks an SM, each looping over rows)
+// keep a few rows in flight behind the one being reduced, but not so many that blocks stop
+// sharing an SM; capped by the block's shared-memory limit. A cluster a row needs one stage: the
+// scheduler overlaps clusters instead (as it does the lanes and block tiers' blocks, one stage
+// always).
 template <bool Bwd>
 int row_ring_stages(int threads, int packs, bool persistent) {
   static const int forced = env_int("MT_SOFTMAX_STAGES", 0);
@@ -59,27 +60,22 @@ int row_ring_stages(int threads, int packs, bool persistent) {
   return stages;
 }
 
-// Whether a tier's grid is persistent: the env override, or the tier's own choice.
-inline bool persistent_grid(bool tier_choice) {
-  static const int forced = env_int("MT_SOFTMAX_PERSISTENT", -1);
-  return forced < 0 ? tier_choice : forced != 0;
-}
-
-// `grid`: blocks for one row group each. Persistent: as many of them as fit at once, looping.
+// Tiers 1 and 2: a block for each group of `rows_per_block` rows (more than INT32_MAX blocks'
+// worth of rows, if ever, in several launches: the kernel takes one pass).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
-                   int threads, int64_t grid, bool persistent, bool vec) {
+                   int threads, int64_t rows_per_block, bool vec) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
-  persistent = persistent_grid(persistent);
-  const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
-  const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
+  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
-  const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
-  grid = std::min<int64_t>(persistent ? std::min(grid, fill) : grid, INT32_MAX);  // the rest loop
-  kernel<<<unsigned(grid), threads, smem>>>(
-      static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
-      chunk, lanes_log2, stages, vec);
-  MT_CUDA_CHECK_LAUNCH();
+  const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
+  for (int64_t first = 0; first < rows; first += launch_rows) {
+    const int64_t n = std::min(rows - first, launch_rows), at = first * cols;
+    kernel<<<unsigned(ceil_div(n, rows_per_block)), threads, smem>>>(
+        static_cast<const T*>(p.a) + at, Bwd ? static_cast<const T*>(p.b) + at : nullptr,
+        static_cast<T*>(p.out) + at, n, cols, chunk, lanes_log2, 1, vec);
+    MT_CUDA_CHECK_LAUNCH();
+  }
 }
 
 // Whether `threads` would fill the GPU (2048 resident threads an SM) fewer than `fills` times
@@ -119,12 +115,11 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   static const int block_threads =
       std::clamp(env_int("MT_SOFTMAX_LANE_THREADS", kLanesTierThreads) / 32 * 32, 32,
                  kLanesTierThreads);
-  const int64_t grid = ceil_div(rows, block_threads / lanes);
   auto run = [&](auto packs_c) {
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
       launch_staged<T, P, Log, Bwd, RowGroup::kLanes>(p, rows, cols, int(npk), log2_exact(lanes),
-                                                      block_threads, grid, false, vec);
+                                                      block_threads, block_threads / lanes, vec);
   };
   switch (packs) {
     case 1: return run(std::integral_constant<int, 1>());
@@ -285,8 +280,8 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
     const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
     // A block a row, not persistent even for wide rows that fill an SM ([2048, 32768] float16
     // 85% -> 92% of copy on an H100).
-    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, rows,
-                                                         false, vec);
+    launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, 1,
+                                                         vec);
     return true;
   }
   // A cluster a row pays off only when the clusters cover a good part of the GPU; one or two
@@ -442,7 +437,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if constexpr (!Bwd && sizeof(T) == 4) {
       const int threads = int(ceil_div(npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
-                                                              rows, false, vec);
+                                                              1, vec);
     }
   } else if (narrow_cs == 1 && forced_packs != 2 &&
              (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {

@@ -27,15 +27,14 @@ struct Ptrs {
 };
 
 // Tuning overrides for experiments on the GPU machine (unset in normal use), each read once per
-// process. The row tiers' (softmax_cuda.cu): MT_SOFTMAX_STAGES forces the ring depth of the staged
-// row tiers, MT_SOFTMAX_LANE_PACKS the most packs a lane takes before rows move from the lanes tier
+// process. The row tiers' (softmax_cuda.cu): MT_SOFTMAX_STAGES forces the ring depth of tier 3a's
+// clusters, MT_SOFTMAX_LANE_PACKS the most packs a lane takes before rows move from the lanes tier
 // to the block tier, MT_SOFTMAX_LANE_MIN_PACKS the fewest a lane takes, MT_SOFTMAX_LANE_THREADS the
 // lanes tier's block size, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and cluster
-// tiers has, MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs, MT_SOFTMAX_PERSISTENT=0/1
-// forces a block for every row group / only the blocks that fit at once in the lanes and block
-// tiers, MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row / clusters that loop over rows
-// in the cluster tier, MT_SOFTMAX_CLUSTER_THREADS the threads a block of a wide-pack cluster aims
-// at, MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over,
+// tiers has, MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs,
+// MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row / clusters that loop over rows in the
+// cluster tier, MT_SOFTMAX_CLUSTER_THREADS the threads a block of a wide-pack cluster aims at,
+// MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over,
 // MT_SOFTMAX_GRID_ROWS=0/1 never / first for few rows the whole-GPU tier,
 // MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache,
 // MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines at the normal priority. The
