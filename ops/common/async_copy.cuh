@@ -10,16 +10,18 @@
 
 namespace mt {
 
-// Copies Bytes (16 or 8) from global to shared memory; `smem` and `gmem` must be aligned to it.
-// 16-byte copies bypass L1 (.cg); 8-byte ones cannot (.ca: .cg takes only 16). `Prefetch`: the
-// kernel reads the bytes around this copy soon (the rest of a row, a neighbouring tile), so a
-// miss asks L2 to fetch the 256 bytes around it (the L2::256B hint) instead of its sector alone.
-// `dst` is the shared-memory address (shared_address) of the destination: a kernel issuing many
-// copies into one buffer converts its base once and steps it by byte offsets (converting each
-// slot's generic pointer anew cost an S2R and four more instructions a copy).
+// The 32-bit shared-memory address of `smem`, for cp_async_to: a kernel issuing many copies into
+// one buffer converts its base once and steps it by byte offsets (converting each slot's generic
+// pointer anew cost an S2R and four more instructions a copy).
 __device__ __forceinline__ unsigned shared_address(const void* smem) {
   return static_cast<unsigned>(__cvta_generic_to_shared(smem));
 }
+
+// Copies Bytes (16 or 8) from global to shared memory at `dst` (a shared_address; cp_async takes
+// the generic pointer); both must be aligned to Bytes. 16-byte copies bypass L1 (.cg); 8-byte ones
+// cannot (.ca: .cg takes only 16). `Prefetch`: the kernel reads the bytes around this copy soon
+// (the rest of a row, a neighbouring tile), so a miss asks L2 to fetch the 256 bytes around it
+// (the L2::256B hint) instead of its sector alone.
 template <int Bytes, bool Prefetch = false>
 __device__ __forceinline__ void cp_async_to(unsigned dst, const void* gmem) {
   static_assert(Bytes == 16 || Bytes == 8, "cp.async copies of 16 or 8 bytes");
