@@ -5,7 +5,7 @@
 // slab, a column group) must be read whole before its first output is written cannot beat this;
 // the gap between a tier and its floor is what its arithmetic, reductions and exchanges cost.
 //
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o /tmp/stage_floor tools/stage_floor.cu
+//   nvcc -std=c++17 -arch=sm_90 -O3 -I. -o /tmp/stage_floor tools/stage_floor.cu
 //   ncu --clock-control none --metrics gpu__time_duration.sum --csv /tmp/stage_floor > t.csv
 //
 // The program prints one CFG line per configuration; each is launched kReps times, so the
@@ -16,6 +16,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "ops/common/async_copy.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -29,16 +31,6 @@ namespace cg = cooperative_groups;
   } while (0)
 
 constexpr int kReps = 5;
-
-__device__ __forceinline__ void copy_async(void* smem, const void* gmem) {
-  const unsigned dst = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
-}
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int Pending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
 
 enum Barrier { kNone = 0, kCluster = 1, kGrid = 2 };
 
@@ -56,15 +48,17 @@ __global__ void stage_kernel(const int4* __restrict__ in, int4* __restrict__ out
   const long base = long(blockIdx.x) * per_block;
   const long n = min(per_block, total - base);
   const long first = Halves ? (n + 1) / 2 : n;
-  for (long i = threadIdx.x; i < first; i += blockDim.x) copy_async(&staged[i], &in[base + i]);
-  commit();
-  for (long i = first + threadIdx.x; i < n; i += blockDim.x) copy_async(&staged[i], &in[base + i]);
-  commit();
-  wait_copies<1>();
+  for (long i = threadIdx.x; i < first; i += blockDim.x)
+    mt::cp_async<16>(&staged[i], &in[base + i]);
+  mt::cp_async_commit();
+  for (long i = first + threadIdx.x; i < n; i += blockDim.x)
+    mt::cp_async<16>(&staged[i], &in[base + i]);
+  mt::cp_async_commit();
+  mt::cp_async_wait(1);
   __syncthreads();
   meet(barrier);
   for (long i = threadIdx.x; i < first; i += blockDim.x) out[base + i] = staged[i];
-  wait_copies<0>();
+  mt::cp_async_wait(0);
   __syncthreads();
   if (Halves) meet(barrier);
   for (long i = first + threadIdx.x; i < n; i += blockDim.x) out[base + i] = staged[i];
