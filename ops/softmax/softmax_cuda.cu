@@ -4,7 +4,7 @@
 // launches the row tiers, softmax_cuda_columns.cu the column tiers (inner > 1).
 //
 //   tier  shape (inner == 1 unless said)            where a row lives              file
-//   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, smem staged    staged_row_tier
+//   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes (smem staged)   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
@@ -66,7 +66,7 @@ template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
-  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
+  const int64_t smem = loads_direct<T, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
   for (int64_t first = 0; first < rows; first += launch_rows) {

@@ -11,15 +11,16 @@
 // each copy asks L2 to fetch the 256 bytes around it on a miss, since the rest of the row's
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
 // row cases within 2%).
-// The forward of float32 and float64 (and of 16-bit types past 16 values a thread) then reads
-// the row from the ring on each pass (max, sum of exp, output; 16-bit rows find max and sum in
-// one online pass), taking each pack as it lands, instead of holding it in registers, so a
-// thread can own 32-64 values without spilling; so does the backward outside the lanes tier
-// (sum(y * dy) as each pack lands, then the output). The rest hold their values in registers.
-// Each element crosses HBM once in and once out. A forward row's statistics take one barrier:
-// each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded once across a
-// warp's lanes (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way
-// (cluster_reduce.cuh) and fold them the same way.
+// The forward of float32 and float64 (and of 16-bit types past 16 values a thread, float32 lanes
+// past 8) then reads the row from the ring on each pass (max, sum of exp, output; 16-bit rows
+// find max and sum in one online pass), taking each pack as it lands, instead of holding it in
+// registers, so a thread can own 32-64 values without spilling; so does the backward outside the
+// lanes tier (sum(y * dy) as each pack lands, then the output). The rest hold their values in
+// registers, and a forward lane of those loads them straight from global memory, with no ring
+// (loads_direct). Each element crosses HBM once in and once out. A forward row's statistics take
+// one barrier: each warp shifts exp by its own max, and the warps' (max, sum) pairs are folded
+// once across a warp's lanes (block_maxsum_one_barrier); a cluster's blocks then exchange theirs
+// one way (cluster_reduce.cuh) and fold them the same way.
 //
 // What keeps HBM busy: every tier launches a block (a cluster) for every row group and lets the
 // scheduler overlap them (measured faster than a persistent grid of the same kernel on an H100:
@@ -54,17 +55,32 @@ constexpr bool reads_ring() {
 }
 
 // Whether a thread with PACKS packs leaves them in the ring, each pass reading them from there
-// again, instead of holding them in registers. The forward: float32 always, and float64 outside
-// the lanes tier (each keeps exp(x - m) in its slot for the output pass, with no rounding);
-// 16-bit types only past 16 values a thread. At 16 or fewer their values fit in registers, where
-// exp is taken once instead of again in the output pass (the second exp and re-read made [1024,
-// 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier, every
-// type: its two passes (the sum of the terms, the output) take no exp, and y and dy held in
-// registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
+// again, instead of holding them in registers. The forward: float32 and float64 outside the lanes
+// tier (each keeps exp(x - m) in its slot for the output pass, with no rounding), float32 lanes
+// past 8 values, 16-bit types past 16 values a thread. At 16 or fewer 16-bit values fit in
+// registers, where exp is taken once instead of again in the output pass (the second exp and
+// re-read made [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the
+// lanes tier, every type: its two passes (the sum of the terms, the output) take no exp, and y and
+// dy held in registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
 template <typename T, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
-  return reads_ring<T, Bwd>() && (sizeof(T) == 4 || PACKS * pack_size<T>() > 16);
+  if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
+  return PACKS * pack_size<T>() > (sizeof(T) == 4 ? 8 : 16);
+}
+
+// Whether a thread loads its packs straight from global memory into registers, with no ring:
+// a forward lane of 16- or 32-bit values that holds its row in registers (its loads are all in
+// flight before the first use either way). H100 kernel times against the ring, two rounds:
+// [2097152, 32] float16 97.4 -> 91.5 us (torch.compile's kernel: 91.3), bfloat16 alike, float32
+// 182.9 -> 181.0 (which also moved its rows of 8 values or fewer into registers); [32, 64, 32,
+// 32] float16 5.95 -> 5.7. float32 lanes of 16 values stayed in the ring ([524288, 128] 181.0 ->
+// 182.0 in registers); float64 lanes and the backward's lost 1-2% direct ([32, 64, 64, 64]
+// float64 47.3 -> 48.0, backward float32 36.4 -> 37.0), the block tier's 16-bit rows 1-2%
+// ([1024, 4096] float16 7.45 -> 7.6), its float32 one-pack rows gained nothing.
+template <typename T, bool Bwd, int PACKS, RowGroup G>
+constexpr bool loads_direct() {
+  return G == RowGroup::kLanes && !Bwd && sizeof(T) <= 4 && !holds_row_in_ring<T, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -138,6 +154,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // 128] float16 136.6 -> 134.5; the large rows alike, float64 lanes within 0.7%).
   constexpr bool kLoops = G == RowGroup::kCluster;
   if constexpr (!kLoops) stages = 1;
+  constexpr bool kDirect = loads_direct<T, Bwd, PACKS, G>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
@@ -190,7 +207,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // or a batch a pack (pack_batches).
   auto prefetch = [&](int64_t it, int stage) {
     const int64_t row = group + it * ngroups;
-    if (vec && row < rows) {
+    if (vec && row < rows && !kDirect) {  // kDirect rows load where they are reduced
       const T* ra = a + row * cols + col0;
       const T* rb = Bwd ? b + row * cols + col0 : nullptr;
       // slot(stage, tensor, p) as a shared address: the first, stepped a pack's slots at a time.
@@ -388,6 +405,21 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       ring_row_forward(stage, mine, ro);
     } else {
       A va[K], vb[Bwd ? K : 1];
+      // kDirect (a forward: one tensor): every pack's load issued before the first is used.
+      [[maybe_unused]] P loaded[kDirect ? PACKS : 1];
+      if constexpr (kDirect) {
+        if (vec) {
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p)
+            if (mine >> p & 1u)
+              loaded[p] = load_prefetching(reinterpret_cast<const P*>(ra + col0 + p * step));
+        }
+      }
+      // Pack p of tensor t, from registers (kDirect) or the ring.
+      const auto landed = [&](int t, int p) {
+        if constexpr (kDirect) return loaded[p];
+        else return load_whole(slot(stage, t, p));
+      };
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         const int col = col0 + p * step;
@@ -396,7 +428,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         A tmp[N];
         if (vec) {
           if (here) {
-            unpack<N>(load_whole(slot(stage, 0, p)), tmp);
+            unpack<N>(landed(0, p), tmp);
           } else {
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = fill;
@@ -409,7 +441,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if constexpr (Bwd) {
           if (vec) {
             if (here) {
-              unpack<N>(load_whole(slot(stage, 1, p)), tmp);
+              unpack<N>(landed(1, p), tmp);
             } else {
 #pragma unroll
               for (int j = 0; j < N; ++j) tmp[j] = A(0);
