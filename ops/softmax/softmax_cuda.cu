@@ -66,7 +66,8 @@ template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
-  const int64_t smem = loads_direct<T, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
+  const int64_t smem =
+      loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
   for (int64_t first = 0; first < rows; first += launch_rows) {

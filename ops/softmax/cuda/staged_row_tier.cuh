@@ -11,8 +11,8 @@
 // each copy asks L2 to fetch the 256 bytes around it on a miss, since the rest of the row's
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
 // row cases within 2%).
-// The forward of float32 and float64 (and of 16-bit types past 16 values a thread, float32 lanes
-// past 8) then reads the row from the ring on each pass (max, sum of exp, output; 16-bit rows
+// The forward of float32 and float64 (and of 16-bit types past 16 values a thread, see
+// holds_row_in_ring) then reads the row from the ring on each pass (max, sum of exp, output; 16-bit rows
 // find max and sum in one online pass), taking each pack as it lands, instead of holding it in
 // registers, so a thread can own 32-64 values without spilling; so does the backward outside the
 // lanes tier (sum(y * dy) as each pack lands, then the output). The rest hold their values in
@@ -57,16 +57,19 @@ constexpr bool reads_ring() {
 // Whether a thread with PACKS packs leaves them in the ring, each pass reading them from there
 // again, instead of holding them in registers. The forward: float32 and float64 outside the lanes
 // tier (each keeps exp(x - m) in its slot for the output pass, with no rounding), float32 lanes
-// past 8 values, 16-bit types past 16 values a thread. At 16 or fewer 16-bit values fit in
-// registers, where exp is taken once instead of again in the output pass (the second exp and
-// re-read made [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the
-// lanes tier, every type: its two passes (the sum of the terms, the output) take no exp, and y and
-// dy held in registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
-template <typename T, bool Bwd, int PACKS, RowGroup G>
+// past 8 values, 16-bit types past 16 values a thread (32 in a lane's softmax: [67108, 1000]
+// float16 93.0 -> 92.1 us on an H100, bfloat16 93.7 -> 92.2, [32, 64, 128, 128] 48.3 -> 47.7;
+// its log_softmax spilled there). At 16 or fewer 16-bit values fit in registers, where exp is
+// taken once instead of again in the output pass (the second exp and re-read made [1024, 8192]
+// float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier, every type:
+// its two passes (the sum of the terms, the output) take no exp, and y and dy held in registers
+// capped a block at 16 values a thread and 1024-thread blocks at one an SM.
+template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
-  return PACKS * pack_size<T>() > (sizeof(T) == 4 ? 8 : 16);
+  constexpr int kMaxValues = sizeof(T) == 4 ? 8 : G == RowGroup::kLanes && !Log ? 32 : 16;
+  return PACKS * pack_size<T>() > kMaxValues;
 }
 
 // Whether a thread loads its packs straight from global memory into registers, with no ring:
@@ -78,9 +81,10 @@ constexpr bool holds_row_in_ring() {
 // 182.0 in registers); float64 lanes and the backward's lost 1-2% direct ([32, 64, 64, 64]
 // float64 47.3 -> 48.0, backward float32 36.4 -> 37.0), the block tier's 16-bit rows 1-2%
 // ([1024, 4096] float16 7.45 -> 7.6), its float32 one-pack rows gained nothing.
-template <typename T, bool Bwd, int PACKS, RowGroup G>
+template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool loads_direct() {
-  return G == RowGroup::kLanes && !Bwd && sizeof(T) <= 4 && !holds_row_in_ring<T, Bwd, PACKS, G>();
+  return G == RowGroup::kLanes && !Bwd && sizeof(T) <= 4 &&
+         !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -141,7 +145,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // the ring again and converts it again, so a thread holds any number of values without
   // spilling (32 floats a thread spilled at 1024 threads a block), at the price of a second exp
   // per element in 16-bit (float32 and float64 keep exp in their slot instead).
-  constexpr bool kFromRing = holds_row_in_ring<T, Bwd, PACKS, G>();
+  constexpr bool kFromRing = holds_row_in_ring<T, Log, Bwd, PACKS, G>();
   using P = Pack<T, N>;
   // Only a cluster's rows loop, through a ring of several stages (its persistent launch); a lanes
   // or block group owns one row group, a block of them one pass through one stage (the launch
@@ -154,7 +158,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // 128] float16 136.6 -> 134.5; the large rows alike, float64 lanes within 0.7%).
   constexpr bool kLoops = G == RowGroup::kCluster;
   if constexpr (!kLoops) stages = 1;
-  constexpr bool kDirect = loads_direct<T, Bwd, PACKS, G>();
+  constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
