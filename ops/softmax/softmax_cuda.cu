@@ -4,7 +4,7 @@
 // launches the row tiers, softmax_cuda_columns.cu the column tiers (inner > 1).
 //
 //   tier  shape (inner == 1 unless said)            where a row lives              file
-//   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes (smem staged)   staged_row_tier
+//   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, regs or smem   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
