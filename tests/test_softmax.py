@@ -366,8 +366,8 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     ((132, 32768), 1), ((132, 32769), 1),
     # many rows past 256 threads of narrow packs: the wide packs, one block a row
     ((300, 8192), 1),
-    # rows whose blocks fill the GPU at most once: one pack a thread in float32 (every thread
-    # with a pack, and a last warp partly idle)
+    # rows whose blocks fill the GPU at most once (16-bit: half of it): one pack a thread in
+    # float32 and 16-bit types (every thread with a pack, and a last warp partly idle)
     ((400, 1024), 1), ((280, 3000), 1),
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)

@@ -327,15 +327,20 @@ inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
   return !bwd && npk > 64 && under_gpu_fills(rows * 32, 2);
 }
 
-// Whether a forward float32 row runs in a block of one pack a thread (Liger's launch shape)
-// rather than narrow packs: when those blocks fill the GPU at most once, each thread's chain of
-// load, reductions and store is the shortest it can be (ncu, [1024, 512]: 6.4K SM active cycles
-// at 4 packs a thread, 3.6K for Liger's kernel). H100 kernel times: [1024, 512] 4.6 -> 4.0 us,
-// [1024, 1024] 5.8 -> 5.3; at two fills it lost ([1024, 2048] 8.1 -> 9.3). 16-bit rows gained
-// nothing ([1024, 1024] float16 4.0 -> 3.9) and lost in the sweep against the previous one
-// ([1024, 2048] 3.8 -> 4.3 us, bfloat16 alike); float64 lost ([1024, 1024] 9.6 -> 12.7).
-inline bool forward_takes_one_pack(int64_t rows, int64_t npk) {
-  return npk <= kRowTierMaxThreads && under_gpu_fills(rows * ceil_div(npk, 32) * 32, 1);
+// Whether a forward float32 or 16-bit row runs in a block of one pack a thread (Liger's launch
+// shape) rather than narrow packs: when those blocks fill the GPU at most once (16-bit: at most
+// half of it), each thread's chain of load, reductions and store is the shortest it can be (ncu,
+// [1024, 512] float32: 6.4K SM active cycles at 4 packs a thread, 3.6K for Liger's kernel). H100
+// kernel times: [1024, 512] float32 4.6 -> 4.0 us, [1024, 1024] 5.8 -> 5.3; at two fills it lost
+// ([1024, 2048] 8.1 -> 9.3). [1024, 1024] float16 3.87 -> 3.68 us, bfloat16 3.84 -> 3.65 (two
+// bench runs, torch.compile beside and not; softmax_tune 3.9 -> 3.8 in three rounds); at a whole
+// fill 16-bit rows gained in some runs and lost in others ([2048, 1024] float16 5.12 -> 4.93,
+// 4.10 -> 4.54; [1024, 2048] 5.02 -> 4.99, 3.81 -> 3.87). float64 lost ([1024, 1024] 9.6 -> 12.7).
+template <typename T>
+bool forward_takes_one_pack(int64_t rows, int64_t npk) {
+  if (sizeof(T) == 8 || npk > kRowTierMaxThreads) return false;
+  const int64_t threads = rows * ceil_div(npk, 32) * 32;
+  return under_gpu_fills(sizeof(T) == 2 ? 2 * threads : threads, 1);
 }
 
 // A row over a cluster of wide packs, a cluster a row, so that one block's reductions and
@@ -432,10 +437,10 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
-  } else if (!Bwd && sizeof(T) == 4 && forced_packs == 0 && forward_takes_one_pack(rows, npk)) {
+  } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.
-    if constexpr (!Bwd && sizeof(T) == 4) {
+    if constexpr (!Bwd && sizeof(T) <= 4) {
       const int threads = int(ceil_div(npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               1, vec);
