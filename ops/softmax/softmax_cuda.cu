@@ -106,11 +106,15 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   };
   const int default_min_packs = Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4;
   int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : default_min_packs);
-  // A forward whose threads would not fill the GPU twice over spreads its rows over twice the
-  // lanes: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288, 128] float16,
-  // four packs a lane stay faster).
+  // A forward whose threads would not fill the GPU twice over spreads its rows over more lanes,
+  // two packs a lane: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288,
+  // 128] float16, four packs a lane stay faster). 16-bit rows of up to 8 packs, which load
+  // straight into registers (loads_direct), one pack a lane: H100 kernel times, three rounds,
+  // [65536, 32] float16 5.7 -> 5.15 us, bfloat16 alike; [131072, 64] 14.8 -> 14.2; [65536, 64]
+  // 8.2 -> 7.95 (at 16 packs alike, at 32 slower: [65536, 256] 25.1 -> 25.25; float32 rows gained
+  // nothing: [16384, 128] 8.2 -> 8.4).
   if (!Bwd && forced_min_packs <= 0 && under_gpu_fills(rows * lanes, 2))
-    lanes = lanes_for(2);
+    lanes = lanes_for(sizeof(T) == 2 && npk <= 8 ? 1 : 2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   static const int block_threads =
