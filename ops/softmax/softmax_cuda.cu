@@ -365,19 +365,64 @@ bool forward_takes_one_pack(int64_t rows, int64_t npk) {
 // call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No better:
 // 15 blocks of 640 threads, 1,461; the cluster size that keeps the most threads resident,
 // 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221 through the split
-// row). MT_SOFTMAX_CLUSTER_THREADS sets the 256.
+// row). MT_SOFTMAX_CLUSTER_THREADS sets the 256 (and turns off the 16-bit forward's refinement,
+// resident_bytes_cluster_size).
 struct WideRowClusters {
   int64_t blocks;
   bool persistent;
 };
-inline WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int big_threads) {
-  static const int cluster_threads =
-      std::clamp(env_int("MT_SOFTMAX_CLUSTER_THREADS", 256), 32, kRowTierMaxThreads);
+
+// The 16-bit forward's wide clusters hold a row's packs in the rings of blocks that take 52-60
+// registers a thread, so the blocks an SM step unevenly with the block size (256 threads: 4
+// blocks, 1,024 threads; 160: 7, 1,120), clusters of some sizes pack a GPC's SMs with holes,
+// and a chunk that leaves many threads' last pack empty holds fewer bytes than its block could.
+// From `cs` (the 256-thread size), the cluster of blocks of 128-256 threads that keeps the most
+// of the rows' bytes resident on the GPU (clusters at once, from the occupancy API, x their
+// packs), if that is at least 10% more; not 16 blocks, whose exchange costs more.
+// H200 kernel times, float16, two rounds each (bfloat16 alike), counting blocks an SM rather than
+// clusters: [8192, 50304] 455.5 -> 439.7 us (5 blocks of 160 threads, not 4 of 224: 12% more
+// bytes), [2048, 151936] 387 -> 359 (15 of 160, not 10 of 256: 17%), [512, 200000] 141.5 ->
+// 127.9, [4096, 50257] 700 -> 632, [64, 152064] 18.75 -> 18.05, [4096, 65536] 291 -> 287; but
+// [4096, 128256] 584.5 -> 602.6 (9 of 224, not 8 of 256: 11% more in blocks an SM, ~5% in
+// clusters), [512, 131072] 78.6 -> 80.6 over 16 of 128 and 84.4 over 11 of 192. float32 did not
+// follow the blocks an SM ([8192, 50304] 816 us in 7 blocks of 256, 841 in 10 of 160), nor did
+// the backward.
+template <typename T, bool Log>
+int64_t resident_bytes_cluster_size(int64_t npk, int64_t cs) {
+  constexpr int kWide = block_row_packs<T, false, true>();
+  auto kernel = softmax_staged_row_kernel<T, kWide, Log, false, RowGroup::kCluster>;
+  const auto threads_for = [&](int64_t blocks) {
+    return int(ceil_div(ceil_div(npk, blocks), kWide * 32) * 32);
+  };
+  const auto resident_packs = [&](int64_t blocks) {
+    const int threads = threads_for(blocks);
+    const int64_t smem = row_ring_bytes<false>(1, threads, kWide);
+    allow_dynamic_smem(kernel, smem);
+    return active_clusters(kernel, int(blocks), threads, smem) * blocks * ceil_div(npk, blocks);
+  };
+  int64_t best_cs = cs, best = resident_packs(cs) * 11 / 10;
+  for (int64_t c = cs + 1; c < kMaxClusterBlocks && threads_for(c) >= 128; ++c) {
+    const int64_t packs = resident_packs(c);
+    if (packs > best) best_cs = c, best = packs;
+  }
+  return best_cs;
+}
+
+template <typename T, bool Log, bool Bwd>
+WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int big_threads) {
+  static const int forced_threads = env_int("MT_SOFTMAX_CLUSTER_THREADS", 0);
+  const int cluster_threads =
+      std::clamp(forced_threads > 0 ? forced_threads : 256, 32, kRowTierMaxThreads);
   const int64_t at_512 = ceil_div(npk, int64_t(std::min(max_threads, 512)) * packs);
   if (at_512 == 1) return {1, false};
   if (at_512 <= kMaxClusterBlocks) {
     const int64_t target = ceil_div(npk, int64_t(std::min(max_threads, cluster_threads)) * packs);
-    return {std::clamp<int64_t>(target, at_512, kMaxClusterBlocks), false};
+    const int64_t cs = std::clamp<int64_t>(target, at_512, kMaxClusterBlocks);
+    if constexpr (!Bwd && sizeof(T) == 2) {
+      if (forced_threads <= 0 && max_threads >= 256)
+        return {resident_bytes_cluster_size<T, Log>(npk, cs), false};
+    }
+    return {cs, false};
   }
   const bool fits = ceil_div(npk, int64_t(big_threads) * packs) <= kMaxClusterBlocks;
   return {fits ? kMaxClusterBlocks : at_512, fits};
@@ -436,7 +481,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
                        !cluster_rows_fit<T, kNarrow, Log, Bwd>(rows, cols, cs));
     // Wide blocks as for many rows (wide_row_clusters): about 256 threads, at most 512 (at 544
     // threads [64, 152064] float32 ran one block an SM: 40 -> 59 us).
-    const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads, big_threads);
+    const WideRowClusters w =
+        wide_row_clusters<T, Log, Bwd>(npk, kWide, max_threads, big_threads);
     if (wide) cs = few_rows_cs(w.blocks);
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
@@ -461,7 +507,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
-      const WideRowClusters w = wide_row_clusters(npk, kWide, max_threads, big_threads);
+      const WideRowClusters w =
+          wide_row_clusters<T, Log, Bwd>(npk, kWide, max_threads, big_threads);
       cs = w.blocks;
       persistent = w.persistent;
     }
