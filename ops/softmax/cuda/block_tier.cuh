@@ -105,12 +105,12 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       }
       s = block_allreduce(s, SumOp(), A(0), scratch);
       if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, round);
-      const A coef = fwd_coef<Log>(s, m);
+      const FwdOut<Log, kFast, A> out(m, fwd_coef<Log>(s, m));
       for (int p = threadIdx.x; p < npk; p += bd) {
         const P v = load_whole(&buf_a[p]);
         A o[N];
 #pragma unroll
-        for (int j = 0; j < N; ++j) o[j] = fwd_out<Log, kFast>(A(v.v[j]), m, coef);
+        for (int j = 0; j < N; ++j) o[j] = out(A(v.v[j]));
         store_pack<N>(ro, p * N, end, vec, o);
       }
     } else {

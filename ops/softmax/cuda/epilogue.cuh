@@ -23,6 +23,27 @@ __device__ __forceinline__ A fwd_out(A x, A m, A coef) {
   return Log ? x - m - coef : elem_exp<Fast>(x - m) * coef;
 }
 
+// The forward's output for the many x of one shift m and constant c (fwd_out's m and coef). For
+// 16-bit outputs (Fast) softmax takes the exp and the product in one hardware ex2 of (x - m)
+// log2(e) + log2(c): a subtract, an fma and the ex2 an element, not a subtract, two multiplies and
+// the ex2 (kernels that take exp again in their output pass are issue-bound: ncu on an H200,
+// [8192, 50304] float16, issue slots 83% busy, QuACK's kernel 47%). The fma rounds once, so an
+// output of 2^-126 or more is off by at most 2^-18 (ln 2 x half an ulp of |t| < 128); smaller
+// ones flush to 0, as ex2.approx.ftz's own results do. c = 0 gives 0 (log2 0 = -inf), c = NaN NaN,
+// as the product does.
+template <bool Log, bool Fast, typename A>
+struct FwdOut {
+  static constexpr bool kFused = Fast && !Log && sizeof(A) == 4;
+  A m, c;
+  __device__ __forceinline__ FwdOut(A shift, A coef) : m(shift), c(kFused ? log2f(coef) : coef) {}
+  __device__ __forceinline__ A operator()(A x) const {
+    if constexpr (kFused)
+      return ex2_approx(fmaf(x - m, kLog2e, c));
+    else
+      return fwd_out<Log, Fast>(x, m, c);
+  }
+};
+
 // Summand of the backward reduction.
 template <bool Log, typename A>
 __device__ __forceinline__ A bwd_term(A y, A dy) {

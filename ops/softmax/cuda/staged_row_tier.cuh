@@ -376,17 +376,17 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     // A warp whose part is all -inf outputs 0, unless the whole row is -inf, which scale (NaN)
     // turns into NaN: its exps are 0 (exp_shift), and kept ones (kKeepExp: the slots still hold
     // x) are read as 0.
-    const ShiftedExp<kFast, A> ex(exp_shift(m));
+    const A shift = exp_shift(m);
     const bool summed = m != A(-INFINITY);
     A coef, scale;
     row_stats(m, st, coef, scale);
-    // Pass 3, the output.
+    // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax x - m - coef.
+    const FwdOut<Log, kFast, A> out(Log ? m : shift, Log ? coef : scale);
     each_ring_pack(stage, mine, [&](int p, const P* s) {
       A x[N], o[N];
       unpack<N>(reload_shared(s), x);
 #pragma unroll
-      for (int j = 0; j < N; ++j)
-        o[j] = Log ? x[j] - m - coef : (kKeepExp ? (summed ? x[j] : A(0)) : ex(x[j])) * scale;
+      for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
       store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
