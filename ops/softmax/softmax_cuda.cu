@@ -379,14 +379,13 @@ struct WideRowClusters {
 // From `cs` (the 256-thread size), the cluster of blocks of 128-256 threads that keeps the most
 // of the rows' bytes resident on the GPU (clusters at once, from the occupancy API, x their
 // packs), if that is at least 10% more; not 16 blocks, whose exchange costs more.
-// H200 kernel times, float16, two rounds each (bfloat16 alike), counting blocks an SM rather than
-// clusters: [8192, 50304] 455.5 -> 439.7 us (5 blocks of 160 threads, not 4 of 224: 12% more
-// bytes), [2048, 151936] 387 -> 359 (15 of 160, not 10 of 256: 17%), [512, 200000] 141.5 ->
-// 127.9, [4096, 50257] 700 -> 632, [64, 152064] 18.75 -> 18.05, [4096, 65536] 291 -> 287; but
-// [4096, 128256] 584.5 -> 602.6 (9 of 224, not 8 of 256: 11% more in blocks an SM, ~5% in
-// clusters), [512, 131072] 78.6 -> 80.6 over 16 of 128 and 84.4 over 11 of 192. float32 did not
-// follow the blocks an SM ([8192, 50304] 816 us in 7 blocks of 256, 841 in 10 of 160), nor did
-// the backward.
+// H200 kernel times, float16, two rounds (bfloat16 alike): [8192, 50304] 452 -> 436 us (5 blocks
+// of 160 threads, not 4 of 224), [2048, 151936] 385 -> 357 (15 of 160, not 10 of 256), [16384,
+// 50304] 894 -> 862, [512, 200000] 141 -> 127, [4096, 50257] 700 -> 634, [64, 152064] 18.7 ->
+// 17.9; 21 shapes, none slower. Counting blocks an SM instead of clusters lost [4096, 128256]
+// (584.5 -> 602.6: 9 of 224, which 5 an SM leave GPCs with holes, not 8 of 256); 16 blocks lost
+// [512, 131072] (78.6 -> 80.6 over 16 of 128). float32 did not follow resident bytes ([8192,
+// 50304] 816 us in 7 blocks of 256, 841 in 10 of 160), nor did the backward.
 template <typename T, bool Log>
 int64_t resident_bytes_cluster_size(int64_t npk, int64_t cs) {
   constexpr int kWide = block_row_packs<T, false, true>();

@@ -380,7 +380,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     const bool summed = m != A(-INFINITY);
     A coef, scale;
     row_stats(m, st, coef, scale);
-    // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax x - m - coef.
+    // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax
+    // x - m - coef.
     const FwdOut<Log, kFast, A> out(Log ? m : shift, Log ? coef : scale);
     each_ring_pack(stage, mine, [&](int p, const P* s) {
       A x[N], o[N];
