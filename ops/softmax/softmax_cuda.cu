@@ -386,12 +386,14 @@ struct WideRowClusters {
 // (584.5 -> 602.6: 9 of 224, which 5 an SM leave GPCs with holes, not 8 of 256); 16 blocks lost
 // [512, 131072] (78.6 -> 80.6 over 16 of 128). float32 did not follow resident bytes ([8192,
 // 50304] 816 us in 7 blocks of 256, 841 in 10 of 160), nor did the backward.
+// (A launch-configuration query, so cached_query keeps its answer per row width: the scan's
+// occupancy queries run once, not on every call; the key is this function's own address.)
 template <typename T, bool Log>
-int64_t resident_bytes_cluster_size(int64_t npk, int64_t cs) {
+int resident_bytes_cluster_size(const void*, int64_t npk, int64_t cs) {
   constexpr int kWide = block_row_packs<T, false, true>();
   auto kernel = softmax_staged_row_kernel<T, kWide, Log, false, RowGroup::kCluster>;
   const auto threads_for = [&](int64_t blocks) {
-    return int(ceil_div(ceil_div(npk, blocks), kWide * 32) * 32);
+    return cluster_row_threads<T, kWide>(npk * pack_size<T>(), blocks);
   };
   const auto resident_packs = [&](int64_t blocks) {
     const int threads = threads_for(blocks);
@@ -404,7 +406,7 @@ int64_t resident_bytes_cluster_size(int64_t npk, int64_t cs) {
     const int64_t packs = resident_packs(c);
     if (packs > best) best_cs = c, best = packs;
   }
-  return best_cs;
+  return int(best_cs);
 }
 
 template <typename T, bool Log, bool Bwd>
@@ -419,7 +421,9 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
     const int64_t cs = std::clamp<int64_t>(target, at_512, kMaxClusterBlocks);
     if constexpr (!Bwd && sizeof(T) == 2) {
       if (forced_threads <= 0 && max_threads >= 256)
-        return {resident_bytes_cluster_size<T, Log>(npk, cs), false};
+        return {cached_query(reinterpret_cast<const void*>(&resident_bytes_cluster_size<T, Log>),
+                             npk, cs, resident_bytes_cluster_size<T, Log>),
+                false};
     }
     return {cs, false};
   }
