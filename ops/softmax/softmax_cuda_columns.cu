@@ -99,7 +99,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
     return launch_column_groups<T>(softmax_column_kernel<T, N, R, Log, Bwd>, p, s, tiles, plan.tx,
-                                   plan.cs, int(plan.tx * plan.ty), 0);
+                                   plan.cs, int(plan.tx * plan.ty),
+                                   column_inbox_bytes<T, N, Bwd>(plan.cs, plan.tx));
   };
   if (N != pack_size<T>()) return run(std::integral_constant<int, kMaxPacks>());  // narrow packs
   switch (plan.packs) {
@@ -151,7 +152,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
   const int threads = int(tx * ty);
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads);
+  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
   if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
@@ -280,13 +281,17 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
       if (launch_column_staged_tier<T, n, Log, Bwd>(p, s)) return true;
     return launch_column_tier<T, n, Log, Bwd>(p, s, plan);
   };
-  // 16-bit forward from 64 steps: registers hold 16-bit values and convert them at each use;
-  // shared memory measured faster ([64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its
-  // blocks too little to do: [16, 21, 256, 256] 37.7 -> 102.5 us).
-  constexpr bool k16BitForward = sizeof(T) == 2 && !Bwd;
+  // 16-bit: tier 4a's blocks of 128 threads, and tier 4b from 64 steps forward, past 64 backward:
+  // registers hold 16-bit values and convert them at each use; shared memory measured faster
+  // (forward [64, 128, 56, 56]: 47.9 -> 42.7 us; shorter axes leave its blocks too little to do:
+  // [16, 21, 256, 256] 37.7 -> 102.5 us). H200 kernel times, backward float16 (bfloat16 alike),
+  // two rounds: [64, 128, 56, 56] 45.3 -> 41.6 us, [8, 128, 8192] 18.4 -> 16.7 in tier 4b;
+  // [16, 21, 256, 256] 38.0 -> 36.4, [32, 64, 3136] 14.9 -> 13.8 in 4a's smaller blocks (4b:
+  // 16.2), [4, 96, 16384] 14.1 either way (4a's smaller blocks: 15.0).
+  constexpr bool k16Bit = sizeof(T) == 2;
   if (packs_of(N)) {
-    const bool prefer_staged = k16BitForward && s.axis >= 64;
-    return in_packs(std::integral_constant<int, N>(), false, k16BitForward, prefer_staged);
+    const bool prefer_staged = k16Bit && s.axis > (Bwd ? 64 : 63);
+    return in_packs(std::integral_constant<int, N>(), false, k16Bit, prefer_staged);
   }
   if constexpr (sizeof(T) == 2) {
     if (packs_of(4)) return in_packs(std::integral_constant<int, 4>(), true, false, false);

@@ -76,6 +76,25 @@ __device__ __forceinline__ void push_word(unsigned remote, uint32_t word, unsign
                : "memory");
 }
 
+// Pushes kWords 4-byte words (16 bytes at a time where they come in fours: `remote` is then
+// 16-byte aligned) into a peer's shared memory, crediting their bytes to its mbarrier.
+template <int kWords>
+__device__ __forceinline__ void push_words(unsigned remote, const uint32_t (&words)[kWords],
+                                           unsigned remote_bar) {
+  if constexpr (kWords % 4 == 0) {
+#pragma unroll
+    for (int w = 0; w < kWords; w += 4)
+      asm volatile(
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
+          "[%5];" ::"r"(remote + 4 * w),
+          "r"(words[w]), "r"(words[w + 1]), "r"(words[w + 2]), "r"(words[w + 3]), "r"(remote_bar)
+          : "memory");
+  } else {
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) push_word(remote + 4 * w, words[w], remote_bar);
+  }
+}
+
 __device__ __forceinline__ void cluster_wait_all_started() {
   asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 }
@@ -83,21 +102,25 @@ __device__ __forceinline__ void cluster_wait_all_started() {
 }  // namespace cluster_detail
 #endif
 
-// Once per kernel, by every thread, before the first exchange: readies this block's mbarriers
-// and tells the cluster so (the first exchange waits until every block has; meanwhile the
-// first row's loads are in flight).
-template <typename A>
-__device__ __forceinline__ void cluster_exchange_init(ClusterSlots<A>& cs) {
+// Once per kernel, by every thread, before the first exchange: readies this block's two
+// mbarriers and tells the cluster so (the first exchange waits until every block has; meanwhile
+// the first loads are in flight).
+__device__ __forceinline__ void cluster_mbarriers_init(uint64_t (&landed)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (threadIdx.x == 0) {
     for (int set = 0; set < 2; ++set)
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(
-                       cluster_detail::smem_addr(&cs.landed[set]))
+                       cluster_detail::smem_addr(&landed[set]))
                    : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
+}
+
+template <typename A>
+__device__ __forceinline__ void cluster_exchange_init(ClusterSlots<A>& cs) {
+  cluster_mbarriers_init(cs.landed);
 }
 
 // `v` must already be the block's reduced value (the same in every thread); every thread of the
@@ -148,16 +171,14 @@ __device__ __forceinline__ void cluster_exchange_finish(const ClusterRound& roun
 #endif
 }
 
-// A block must not exit while others may still read its shared memory (the column tier's
-// exchanges, which read their peers' slots). The arrive is relaxed: a peer has used the values it
-// read from this block before it arrives. A release arrive (cooperative_groups' sync) compiles to
-// a GPU-wide memory barrier that first waits for the block's output stores to land: ncu put 20%
-// of [8, 4096, 4096] float16's stall samples on those barriers (H100 kernel times, relaxed: that
-// case 248 -> 232 us, float32 479 -> 421, backward 346 -> 318 and 669 -> 639; a fence and a
-// relaxed arrive in the exchanges too gained nothing more).
-// Its two halves, for a kernel done with its peers' shared memory well before it exits (tier
-// 4c): arrive when done reading them, wait just before exiting; the work between overlaps the
-// peers' arrival.
+// A block must not exit while others may still read its shared memory (tier 4c reads its peers'
+// rows). The arrive is relaxed: a peer has used the values it read from this block before it
+// arrives. A release arrive (cooperative_groups' sync) compiles to a GPU-wide memory barrier that
+// first waits for the block's output stores to land: ncu put 20% of [8, 4096, 4096] float16's
+// stall samples on those barriers when the column tiers still exited that way (H100 kernel
+// times, relaxed: that case 248 -> 232 us, float32 479 -> 421, backward 346 -> 318 and 669 ->
+// 639). Arrive when done reading the peers, wait just before exiting: the work between overlaps
+// the peers' arrival.
 __device__ __forceinline__ void cluster_done_with_peers() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
@@ -168,11 +189,6 @@ __device__ __forceinline__ void cluster_wait_for_peers() {
   cluster_detail::cluster_wait_all_started();
 #endif
 }
-__device__ __forceinline__ void cluster_exit_barrier() {
-  cluster_done_with_peers();
-  cluster_wait_for_peers();
-}
-
 __device__ __forceinline__ unsigned cluster_rank_and_size(unsigned& size) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();

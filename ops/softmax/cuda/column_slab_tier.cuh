@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
   using P = Pack<T, N>;
-  extern __shared__ __align__(16) unsigned char slab_raw[];
+  extern __shared__ __align__(kCopyLineBytes) unsigned char slab_raw[];
   const int64_t slab = blockIdx.x / unsigned(cs);
   const int rank = int(blockIdx.x % unsigned(cs));
   const int64_t first_row = int64_t(rank) * rows;

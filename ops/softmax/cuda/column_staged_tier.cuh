@@ -27,12 +27,13 @@
 
 namespace mt {
 
-// Dynamic shared memory of a block of `threads`: `seg` steps of TX packs of N elements of x (and
-// of dy backward), then column_allreduce's scratch.
+// Dynamic shared memory of a block of `threads` in a cluster of cs: the cluster's inboxes, `seg`
+// steps of TX packs of N elements of x (and of dy backward), then column_allreduce's scratch.
 template <typename T, int N, bool Bwd>
-inline int64_t column_staged_smem(int64_t seg, int tx, int threads) {
+inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) {
   const int64_t scratch = column_allreduce_scratch(threads, tx, N);
-  return seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) + scratch * int64_t(sizeof(acc_t<T>));
+  return column_inbox_bytes<T, N, Bwd>(cs, tx) + seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) +
+         scratch * int64_t(sizeof(acc_t<T>));
 }
 
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
@@ -45,9 +46,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
                                  int tx_log2, int cs, int seg) {
   using A = acc_t<T>;
   using P = Pack<T, N>;
-  // The cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
-  __shared__ __align__(16) A slots[2][kColumnClusterMaxTx * N];
-  extern __shared__ __align__(16) unsigned char stage_raw[];
+  // Inboxes, then the stage, from a 128-byte line (kCopyLineBytes).
+  extern __shared__ __align__(kCopyLineBytes) unsigned char stage_raw[];
+  __shared__ uint64_t landed[2];  // the cluster's exchanges
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
   const int64_t group = blockIdx.x / unsigned(cs);
@@ -56,9 +57,10 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   // Steps this thread stages (none for a pack past inner, or a block past the axis).
   const int steps = col < inner ? int(std::clamp<int64_t>(axis - first, 0, seg)) : 0;
   const int64_t offset = group / tiles * axis * inner + first * inner + col;
-  P* sa = reinterpret_cast<P*>(stage_raw);  // [seg][TX]
+  P* sa = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));  // [seg][TX]
   [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
   A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
+  if (cs > 1) cluster_mbarriers_init(landed);
   // L2 fetches the 256 bytes around each copy: the rest of a tile narrower than that is read
   // by the blocks of the neighbouring tiles, which run at the same time (H100 kernel times,
   // with the same hint in tiers 4 and 4a: [8, 4096, 4096] over dim 1 257.6 -> 247.3 us in
@@ -70,7 +72,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   }
   cp_async_commit();
   cp_async_wait(0);
-  const bool clustered = cs > 1;
 
   A coef[N];
   [[maybe_unused]] A m[N];
@@ -84,7 +85,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
 #pragma unroll
       for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
     }
-    column_group_allreduce<N>(coef, SumOp(), scratch, slots[0], tx_log2, clustered);
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 0, tx_log2);
   } else {
     // The max and the sum are two exchanges: one exchange of (max, sum) pairs measured slower
     // (each of the block's threads folds every pair with two exact exps).
@@ -93,7 +94,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
     for (int j = 0; j < N; ++j) mx.v[j] = T(-INFINITY);
     for (int s = ty; s < steps; s += TY) mx = pack_max(mx, load_whole(&sa[s * TX + tx]));
     unpack<N>(mx, m);
-    column_group_allreduce<N>(m, MaxOp(), scratch, slots[0], tx_log2, clustered);
+    column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
     for (int s = ty; s < steps; s += TY) {
@@ -102,7 +103,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
       column_exp_sum<T, Log>(x, m, coef);
       if constexpr (column_keeps_exp<T, Log>()) store_whole(&sa[s * TX + tx], pack_of<T>(x));
     }
-    column_group_allreduce<N>(coef, SumOp(), scratch, slots[1], tx_log2, clustered);
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(coef[j], m[j]);
   }
@@ -114,7 +115,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
     column_out<T, Log, Bwd>(x, dy, m, coef, o);
     store_whole(reinterpret_cast<P*>(out + offset + s * inner), pack_of<T>(o));
   }
-  if (clustered) cluster_exit_barrier();  // the other blocks may still read this one's slots
 }
 
 }  // namespace mt

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "core/dtype.h"
+#include "ops/common/async_copy.cuh"
 #include "ops/common/reduce.cuh"
 #include "ops/common/vector_pack.cuh"
 #include "ops/softmax/cuda/cluster_reduce.cuh"
@@ -29,7 +30,7 @@
 namespace mt {
 
 constexpr int kColumnMaxThreads = 256;
-// Widest tile a clustered group may have (its slots in distributed shared memory).
+// Widest tile a clustered group may have (its inboxes grow with it: at most 32 KB).
 constexpr int kColumnClusterMaxTx = 32;
 
 // Packs a thread holds: 32 registers of values (forward: x; backward: y and dy), kept in their
@@ -41,23 +42,49 @@ constexpr int column_max_packs() {
   return Bwd ? 4 : 8;
 }
 
-// Combines each column's block result over the cluster: every block leaves its TX * N results in
-// `slot`, and after a cluster barrier every thread folds the CS blocks' values of its columns.
+// A clustered group's exchanges of per-column partials (tiers 4a and 4b), one way, as the row
+// tiers' (cluster_reduce.cuh): each block pushes its TX * N partials into every block's inbox
+// with st.async, counted on the receiver's mbarrier, and folds the cs blocks' partials of its
+// columns from its own inbox once they have all landed. A cluster barrier and every thread's
+// reads of cs remote slots took ~30% of [8, 4096, 4096] float16 backward's stall samples (ncu,
+// H200). Each exchange (the forward's max then sum, the backward's sum) has an inbox and an
+// mbarrier of its own and runs once a kernel, so a block that has folded its last exchange
+// receives nothing more and exits without waiting for its peers.
+//
+// The inboxes, [exchange][cs][TX * N], open the block's dynamic shared memory, so that their
+// address is a constant: a pointer to them held through the kernel cost tier 4b's float16
+// backward 11 registers and a block an SM.
+template <typename T, int N, bool Bwd>
+__host__ __device__ inline int64_t column_inbox_bytes(int64_t cs, int64_t tx) {
+  return cs > 1 ? (Bwd ? 1 : 2) * cs * tx * N * int64_t(sizeof(acc_t<T>)) : 0;
+}
+
+// Exchange `e` of `v` (the block's partials, the same in every ty) over the cs blocks of the
+// cluster: thread (tx, ty) pushes them to blocks ty, ty + TY, ... The first exchange first waits
+// for every block to have readied its mbarriers (cluster_mbarriers_init).
 template <int N, typename A, typename Op>
-__device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, A* slot, int tx, int ty) {
+__device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, uint64_t (&landed)[2],
+                                                         unsigned cs, int e, int tx_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (ty == 0) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) slot[tx * N + j] = v[j];
-  }
-  cluster.sync();
-  const unsigned cs = cluster.num_blocks();
-  load_values<N>(cluster.map_shared_rank(slot, 0u) + tx * N, v);
+  namespace cd = cluster_detail;
+  extern __shared__ __align__(kCopyLineBytes) unsigned char column_inboxes[];
+  const int tx = threadIdx.x & ((1 << tx_log2) - 1), ty = threadIdx.x >> tx_log2;
+  const unsigned width = (1u << tx_log2) * N, TY = blockDim.x >> tx_log2;
+  A* inbox = reinterpret_cast<A*>(column_inboxes) + e * cs * width;
+  if (e == 0) cd::cluster_wait_all_started();
+  const unsigned bar = cd::smem_addr(&landed[e]);
+  if (threadIdx.x == 0) cd::arrive_expect_bytes(bar, cs * width * unsigned(sizeof(A)));
+  const unsigned me = cooperative_groups::this_cluster().block_rank();
+  const unsigned mine = cd::smem_addr(inbox + me * width + tx * N);
+  uint32_t words[N * sizeof(A) / 4];
+  memcpy(words, v, sizeof(words));
+  for (unsigned peer = ty; peer < cs; peer += TY)
+    cd::push_words(cd::peer_addr(mine, peer), words, cd::peer_addr(bar, peer));
+  cd::wait_phase(bar, 0);
+  load_values<N>(inbox + tx * N, v);
   for (unsigned k = 1; k < cs; ++k) {
     A other[N];
-    load_values<N>(cluster.map_shared_rank(slot, k) + tx * N, other);
+    load_values<N>(inbox + k * width + tx * N, other);
 #pragma unroll
     for (int j = 0; j < N; ++j) v[j] = op(v[j], other[j]);
   }
@@ -65,15 +92,14 @@ __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, A* sl
 }
 
 // One column reduction over the group: registers were reduced by the caller; here the block
-// (`scratch`: column_allreduce's) and, when the group spans a cluster, the cluster (`slot`).
+// (`scratch`: column_allreduce's) and, when the group spans a cluster of cs > 1, the cluster
+// (exchange e).
 template <int N, typename A, typename Op>
-__device__ __forceinline__ void column_group_allreduce(A (&v)[N], Op op, A* scratch, A* slot,
-                                                       int tx_log2, bool clustered) {
+__device__ __forceinline__ void column_group_allreduce(A (&v)[N], Op op, A* scratch,
+                                                       uint64_t (&landed)[2], unsigned cs, int e,
+                                                       int tx_log2) {
   column_allreduce<N>(v, op, scratch, tx_log2);
-  if (clustered) {
-    const int tx = threadIdx.x & ((1 << tx_log2) - 1), ty = threadIdx.x >> tx_log2;
-    column_cluster_allreduce<N>(v, op, slot, tx, ty);
-  }
+  if (cs > 1) column_cluster_allreduce<N>(v, op, landed, cs, e, tx_log2);
 }
 
 // Whether the sum pass leaves exp(x - m) in x, to be stored back for the output pass.
@@ -126,17 +152,17 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
     softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                           int64_t axis, int64_t inner, int64_t tiles, int tx_log2, int cs) {
   using A = acc_t<T>;
-  // column_allreduce's scratch for a whole block (one row of TX per warp or per ty), and the
-  // cluster's slots (max and sum apart, so the sum's writes never race the max's remote reads).
+  // column_allreduce's scratch for a whole block (one row of TX per warp or per ty); the
+  // cluster's mbarriers (its inboxes are the dynamic shared memory).
   __shared__ __align__(16) A scratch[kColumnMaxThreads * N];
-  __shared__ __align__(16) A slots[2][kColumnClusterMaxTx * N];
+  __shared__ uint64_t landed[2];
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
   const int64_t group = blockIdx.x / unsigned(cs);
   const int64_t first = int64_t(blockIdx.x % unsigned(cs)) * TY * R + ty;  // this thread's first step
   const int64_t col = (group % tiles * TX + tx) * N;
   const int64_t base = group / tiles * axis * inner;
-  const bool clustered = cs > 1;
+  if (cs > 1) cluster_mbarriers_init(landed);
 
   using P = Pack<T, N>;
   P fill;  // steps past the axis read as -inf (forward) or 0 (backward)
@@ -170,7 +196,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 #pragma unroll
       for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
     }
-    column_group_allreduce<N>(coef, SumOp(), scratch, slots[0], tx_log2, clustered);
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 0, tx_log2);
   } else {
     if constexpr (sizeof(T) == 2) {  // the max in the storage type, two elements at a time
       Pack<T, N> mx = v[0];
@@ -185,7 +211,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
         for (int j = 0; j < N; ++j) m[j] = nan_max(m[j], A(v[r].v[j]));
       }
     }
-    column_group_allreduce<N>(m, MaxOp(), scratch, slots[0], tx_log2, clustered);
+    column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
 #pragma unroll
@@ -196,7 +222,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       column_exp_sum<T, Log>(x, m, coef);
       if constexpr (column_keeps_exp<T, Log>()) v[r] = pack_of<T>(x);
     }
-    column_group_allreduce<N>(coef, SumOp(), scratch, slots[1], tx_log2, clustered);
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(coef[j], m[j]);
   }
@@ -212,7 +238,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       store_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
     }
   }
-  if (clustered) cluster_exit_barrier();  // the other blocks may still read this one's slots
 }
 
 }  // namespace mt

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // without a second rounding, and their exp is two instructions.
   constexpr bool kKeepExp = !Bwd && !Log && sizeof(T) >= 4;
   using P = Pack<T, N>;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];
   P* cache_a = reinterpret_cast<P*>(smem_raw);
   P* cache_b = cache_a + cache_packs;  // the backward's dy
   __shared__ MaxSum<A> scratch[64];

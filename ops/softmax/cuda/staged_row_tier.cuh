@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   constexpr bool kLoops = G == RowGroup::kCluster;
   if constexpr (!kLoops) stages = 1;
   constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G>();
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
   __shared__ ClusterSlots<MaxSum<A>> slots;
