@@ -16,7 +16,7 @@
 //
 // The host (softmax_cuda.cu) picks R, TX, TY and CS from the shape so that TY * R * CS covers the
 // axis with little padding, TX >= 2 packs (a 32-byte sector of 16-byte packs), and blocks hold
-// ~256 threads (128 in 16-bit forward). Tier 4b (column_staged_tier.cuh) takes the groups whose
+// ~256 threads (128 in 16-bit). Tier 4b (column_staged_tier.cuh) takes the groups whose
 // tiles here would be narrower than a 128-byte line.
 #pragma once
 
