@@ -53,10 +53,12 @@ constexpr int column_max_packs() {
 //
 // The inboxes, [exchange][cs][TX * N], open the block's dynamic shared memory, so that their
 // address is a constant: a pointer to them held through the kernel cost tier 4b's float16
-// backward 11 registers and a block an SM.
+// backward 11 registers and a block an SM. They take whole 128-byte lines, so that tier 4b's stage
+// after them starts on one (kCopyLineBytes).
 template <typename T, int N, bool Bwd>
 __host__ __device__ inline int64_t column_inbox_bytes(int64_t cs, int64_t tx) {
-  return cs > 1 ? (Bwd ? 1 : 2) * cs * tx * N * int64_t(sizeof(acc_t<T>)) : 0;
+  const int64_t bytes = (Bwd ? 1 : 2) * cs * tx * N * int64_t(sizeof(acc_t<T>));
+  return cs > 1 ? (bytes + kCopyLineBytes - 1) / kCopyLineBytes * kCopyLineBytes : 0;
 }
 
 // Exchange `e` of `v` (the block's partials, the same in every ty) over the cs blocks of the
