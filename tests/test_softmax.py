@@ -441,7 +441,7 @@ def test_cuda_tiers(case, log, dtype, rng):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),
-                                   (3, 2**20 + 3)], ids=str)
+                                   (16, 262144), (100, 40008), (3, 2**20 + 3)], ids=str)
 def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
     """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster or
     grid see only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as

@@ -36,14 +36,25 @@ __device__ __forceinline__ float ex2_approx(float x) {
 // The hardware ex2 of x * log2(e). Two instructions; __expf takes four (it keeps denormal
 // results), the accurate expf about ten.
 __device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * kLog2e); }
-// Per-element exp: fast_exp when the result is stored in a 16-bit type, whose rounding is 1000x
-// coarser; the accurate expf for float32 and exp for float64.
+// Per-element exp: fast_exp (Fast, see fast_forward_exp) or the accurate expf / exp.
 template <bool Fast, typename A>
 __device__ __forceinline__ A elem_exp(A x) {
   if constexpr (Fast && sizeof(A) == 4)
     return fast_exp(x);
   else
     return acc_exp(x);
+}
+// Whether a forward softmax's per-element exps (the sum's and the output's) take the hardware ex2
+// (elem_exp's Fast) for outputs of type T: 16-bit types, whose rounding is 1000x coarser, and
+// float32. For float32, fast_exp of d = x - m is off by ex2's 2 ulp (expf: 1) and by the product's
+// rounding, |d| x 6e-8 relative, which expf carries too through the rounding of d itself; results
+// under 2^-126 flush to 0 (expf keeps them as denormals). Three instructions an element where
+// expf takes eleven: the float32 forward kernels were issue-bound (ncu on an H200: [2097152, 32]
+// 83% of the issue slots, QuACK's ex2 kernel 44%). float64 keeps the accurate exp. The
+// backward's exp (log_softmax) and the rescaling of partial sums stay accurate.
+template <typename T>
+constexpr bool fast_forward_exp() {
+  return sizeof(T) <= 4;
 }
 // exp(x - m) for every x of a row with the same m: elem_exp of (x - m). A -inf x gives 0 when m
 // is finite; m = -inf gives NaN, as exp(-inf - -inf) does.

@@ -110,14 +110,18 @@ constexpr bool column_keeps_exp() {
   return !Log && sizeof(T) >= 4;
 }
 
-// The sum pass on one pack of N columns (both column tiers): adds exp(x - m) to `sum`, and in
+// The sum pass on one pack of N columns (the column tiers): adds exp(x - m) to `sum`, and in
 // float32/64 softmax leaves it in x for the output (one exp an element; 16-bit values stay packed
-// in their storage type and take a second, hardware exp).
-template <typename T, bool Log, int N, typename A>
+// in their storage type and take a second, hardware exp). Fast: the hardware ex2
+// (fast_forward_exp), which tier 4a declines for float32: its kernels, at their 64 registers,
+// spilled 8-24 bytes with it (H200 kernel times: [16, 21, 256, 256] 45.1 -> 47.5 us, [8, 150,
+// 128, 128] 41.1 -> 42.8) where tiers 4b and 4c gained ([32, 1000, 14, 14] 27.0 -> 26.0, [4096,
+// 4096] over dim 0 46.6 -> 46.0).
+template <typename T, bool Log, bool Fast = fast_forward_exp<T>(), int N, typename A>
 __device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&m)[N], A (&sum)[N]) {
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    const A e = ShiftedExp<sizeof(T) == 2, A>(m[j])(x[j]);
+    const A e = ShiftedExp<Fast, A>(m[j])(x[j]);
     sum[j] += e;
     if constexpr (column_keeps_exp<T, Log>()) x[j] = e;
   }
@@ -221,7 +225,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       A x[N];
       if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
       unpack<N>(v[r], x);
-      column_exp_sum<T, Log>(x, m, coef);
+      column_exp_sum<T, Log, sizeof(T) == 2>(x, m, coef);
       if constexpr (column_keeps_exp<T, Log>()) v[r] = pack_of<T>(x);
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);

@@ -136,7 +136,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
-  constexpr bool kFast = sizeof(T) == 2;
+  constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
+  constexpr bool kFastExp = fast_forward_exp<T>();       // the forward's exps of x (float32 too)
   constexpr int N = pack_size<T>();
   constexpr int K = PACKS * N;
   constexpr int kTensors = Bwd ? 2 : 1;
@@ -360,7 +361,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
       });
       m = shift_reduce(mt, MaxOp());
-      const ShiftedExp<kFast, A> ex(m);
+      const ShiftedExp<kFastExp, A> ex(m);
       if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
         each_ring_pack(stage, mine, [&](int, P* s) {
           A x[N], e[N];
@@ -473,9 +474,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         // 16-bit rows take the fused exp where it is exact enough (with_shifted_exp; H200 kernel
         // times: [2097152, 32] float16 73.8 -> 72.0 us, [32, 64, 64, 64] 11.9 -> 11.5, the rest
         // alike). Not the ring-reading passes: the test for each pack there spilled 270 bytes.
+        // So do float32 rows, which registers hold only in the lanes tier: one shift a row, so
+        // the fused exp's rounding of m log2(e), a factor common to all the row's exps, cancels
+        // in their ratio to the sum.
+        static_assert(sizeof(T) != 4 || G == RowGroup::kLanes, "float32 shift groups are rows");
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
-        with_shifted_exp<kFast>(m, [&](const auto& ex) {
+        with_shifted_exp<kFastExp>(m, [&](const auto& ex) {
 #pragma unroll
           for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
         });
