@@ -91,18 +91,26 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // holds: at 4 values a lane they made [524288, 128] float32 instruction-bound), but a forward
 // row keeps at least 8 lanes in float32 and 2 in 16-bit, measured best on an H100:
 // [2097152, 32] float32 8 lanes x 1 pack 190 us, 2 x 4 205 us; float16 2 x 2 111 us, 1 x 4
-// 147 us; [524288, 128] float16 4 x 4 96 us, 8 x 2 100 us. The backward holds y and dy in
-// registers: half of lanes_row_max_packs a lane.
+// 147 us; [524288, 128] float16 4 x 4 96 us, 8 x 2 100 us. float32 rows of up to 8 packs keep 4
+// lanes, two packs a lane held in registers (two loads in flight a thread, one butterfly step
+// fewer; H200 kernel times: [2097152, 32] 138.6 -> 131.1 us at 4 x 2, 166.7 at 2 x 4 in the
+// ring). The backward holds y and dy in registers: half of lanes_row_max_packs a lane.
+// MT_SOFTMAX_LANE_MIN_LANES overrides the least lane count.
 template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   constexpr int N = pack_size<T>();
-  constexpr int kMinLanes = Bwd ? 1 : sizeof(T) == 4 ? 8 : sizeof(T) == 2 ? 2 : 1;
   const int64_t npk = ceil_div(cols, N);
+  static const int forced_min_lanes = env_int("MT_SOFTMAX_LANE_MIN_LANES", 0);
+  const int min_lanes = forced_min_lanes > 0 ? forced_min_lanes
+                        : Bwd                ? 1
+                        : sizeof(T) == 4     ? (npk <= 8 ? 4 : 8)
+                        : sizeof(T) == 2     ? 2
+                                             : 1;
   static const int forced_min_packs = env_int("MT_SOFTMAX_LANE_MIN_PACKS", 0);
   const auto lanes_for = [&](int min_packs) {
     min_packs = std::clamp(min_packs, 1, lanes_row_max_packs<T, Bwd>());
     return int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
-                                   std::min(kMinLanes, next_pow2(npk)), 32));
+                                   std::min<int64_t>(min_lanes, next_pow2(npk)), 32));
   };
   const int default_min_packs = Bwd ? lanes_row_max_packs<T, Bwd>() / 2 : 4;
   int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : default_min_packs);
@@ -112,9 +120,10 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   // straight into registers (loads_direct), one pack a lane: H100 kernel times, three rounds,
   // [65536, 32] float16 5.7 -> 5.15 us, bfloat16 alike; [131072, 64] 14.8 -> 14.2; [65536, 64]
   // 8.2 -> 7.95 (at 16 packs alike, at 32 slower: [65536, 256] 25.1 -> 25.25; float32 rows gained
-  // nothing: [16384, 128] 8.2 -> 8.4).
+  // nothing: [16384, 128] 8.2 -> 8.4). float32 rows of up to 8 packs keep one pack a lane there
+  // too (at two, [65536, 32] 6.2 -> 6.6 us on an H200).
   if (!Bwd && forced_min_packs <= 0 && under_gpu_fills(rows * lanes, 2))
-    lanes = lanes_for(sizeof(T) == 2 && npk <= 8 ? 1 : 2);
+    lanes = lanes_for(sizeof(T) <= 4 && npk <= 8 ? 1 : 2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   static const int block_threads =
@@ -308,13 +317,16 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
 // 640; [1024, 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid (16 or more
 // rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384, 4096]
 // float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
-// 15.3, [1024, 4096] 9.1 -> 10.0).
+// 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any
+// block size (H200 kernel times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row
+// instead of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), not over a short one ([1024, 512] 5.7
+// -> 6.7, [2048, 512] 8.1 -> 9.3, [1024, 2048] 12.9 -> 13.2).
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
   const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
   if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 256)) return false;
-  if (sizeof(T) != 2 || threads < 256) return true;
+  if (sizeof(T) == 4 || (sizeof(T) == 2 && threads < 256)) return true;
   auto kernel = softmax_staged_row_kernel<T, kNarrow, Log, false, RowGroup::kBlock>;
   const int64_t smem = row_ring_bytes<false>(1, threads, kNarrow);
   allow_dynamic_smem(kernel, smem);
@@ -372,10 +384,11 @@ struct WideRowClusters {
   bool persistent;
 };
 
-// The 16-bit forward's wide clusters hold a row's packs in the rings of blocks that take 52-60
-// registers a thread, so the blocks an SM step unevenly with the block size (256 threads: 4
-// blocks, 1,024 threads; 160: 7, 1,120), clusters of some sizes pack a GPC's SMs with holes,
-// and a chunk that leaves many threads' last pack empty holds fewer bytes than its block could.
+// The 16-bit and float64 forward's wide clusters hold a row's packs in the rings of blocks that
+// take 52-60 registers a thread, so the blocks an SM step unevenly with the block size (256
+// threads: 4 blocks, 1,024 threads; 160: 7, 1,120), clusters of some sizes pack a GPC's SMs with
+// holes, and a chunk that leaves many threads' last pack empty holds fewer bytes than its block
+// could.
 // From `cs` (the 256-thread size), the cluster of blocks of 128-256 threads that keeps the most
 // of the rows' bytes resident on the GPU (clusters at once, from the occupancy API, x their
 // packs), if that is at least 10% more; not 16 blocks, whose exchange costs more.
@@ -384,8 +397,10 @@ struct WideRowClusters {
 // 50304] 894 -> 862, [512, 200000] 141 -> 127, [4096, 50257] 700 -> 634, [64, 152064] 18.7 ->
 // 17.9; 21 shapes, none slower. Counting blocks an SM instead of clusters lost [4096, 128256]
 // (584.5 -> 602.6: 9 of 224, which 5 an SM leave GPCs with holes, not 8 of 256); 16 blocks lost
-// [512, 131072] (78.6 -> 80.6 over 16 of 128). float32 did not follow resident bytes ([8192,
-// 50304] 816 us in 7 blocks of 256, 841 in 10 of 160), nor did the backward.
+// [512, 131072] (78.6 -> 80.6 over 16 of 128). float64 follows it too ([1024, 10240] 64.0 ->
+// 57.3 us, not 3 blocks of 224; [4096, 32000], [8192, 50304], [64, 152064], [2048, 32768]
+// alike). float32 did not follow resident bytes ([8192, 50304] 816 us in 7 blocks of 256, 841 in
+// 10 of 160; alike in a later run), nor did the backward.
 // (A launch-configuration query, so cached_query keeps its answer per row width: the scan's
 // occupancy queries run once, not on every call; the key is this function's own address.)
 template <typename T, bool Log>
@@ -419,7 +434,7 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
   if (at_512 <= kMaxClusterBlocks) {
     const int64_t target = ceil_div(npk, int64_t(std::min(max_threads, cluster_threads)) * packs);
     const int64_t cs = std::clamp<int64_t>(target, at_512, kMaxClusterBlocks);
-    if constexpr (!Bwd && sizeof(T) == 2) {
+    if constexpr (!Bwd && sizeof(T) != 4) {
       if (forced_threads <= 0 && max_threads >= 256)
         return {cached_query(reinterpret_cast<const void*>(&resident_bytes_cluster_size<T, Log>),
                              npk, cs, resident_bytes_cluster_size<T, Log>),
