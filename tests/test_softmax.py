@@ -372,6 +372,10 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)
     ((100000, 33), 1), ((60000, 96), 1), ((3000, 2048), 1), ((40, 65536), 1), ((20, 151936), 1),
+    # float32 rows of 17-32 columns over a full GPU: 4 lanes of two packs (at 20 columns a lane's
+    # second pack is partly or not its own); float64 rows of one narrow block over a long grid: the
+    # wide packs
+    ((140000, 32), 1), ((140000, 20), 1), ((70000, 260), 1),
     # aligned rows whose last threads hold part of their packs: in one block, in a cluster whose
     # chunks end inside a block, and over an 8-block cluster
     ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),

@@ -385,7 +385,7 @@ struct WideRowClusters {
 };
 
 // The 16-bit and float64 forward's wide clusters hold a row's packs in the rings of blocks that
-// take 52-60 registers a thread, so the blocks an SM step unevenly with the block size (256
+// take 52-64 registers a thread, so the blocks an SM step unevenly with the block size (256
 // threads: 4 blocks, 1,024 threads; 160: 7, 1,120), clusters of some sizes pack a GPC's SMs with
 // holes, and a chunk that leaves many threads' last pack empty holds fewer bytes than its block
 // could.
