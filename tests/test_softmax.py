@@ -364,8 +364,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # >= one row per SM with 1025..32768 columns: the block-per-row register tier and its edges
     ((200, 1025), 1), ((300, 2047), 1), ((160, 4096), 1), ((140, 8193), 1), ((133, 16385), 1),
     ((132, 32768), 1), ((132, 32769), 1),
-    # many rows past 256 threads of narrow packs: the wide packs, one block a row
-    ((300, 8192), 1),
+    # many rows past 256 threads of narrow packs: the wide packs, one block a row (float64 rows
+    # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned)
+    ((300, 8192), 1), ((300, 12000), 1), ((280, 16383), 1),
     # rows whose blocks fill the GPU at most once (16-bit: half of it): one pack a thread in
     # float32 and 16-bit types (every thread with a pack, and a last warp partly idle)
     ((400, 1024), 1), ((280, 3000), 1),

@@ -335,6 +335,22 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
   return rows < 16 * int64_t(fit) * device_info().sm_count;
 }
 
+// Whether a forward row fits one block of wide packs (at most 1024 threads) of which two fit an
+// SM at once: float64 rows past 512 threads take such a block rather than a cluster (H200 kernel
+// times: [1024, 10240] 57.3 -> 48.3 us in a block of 640 threads, not 5 of 128; [2048, 9000]
+// 99.8 -> 81.2; [600, 8200] 33.6 -> 27.9); one block an SM lost ([4096, 12288] 248 -> 262 us at
+// 768 threads, [1024, 16384] 86.6 -> 90.7 at 1024).
+template <typename T, bool Log>
+bool wide_block_fits_twice(int64_t npk) {
+  constexpr int kWide = block_row_packs<T, false, true>();
+  const int64_t threads = ceil_div(ceil_div(npk, kWide), 32) * 32;
+  if (threads > kRowTierMaxThreads) return false;
+  auto kernel = softmax_staged_row_kernel<T, kWide, Log, false, RowGroup::kBlock>;
+  const int64_t smem = row_ring_bytes<false>(1, int(threads), kWide);
+  allow_dynamic_smem(kernel, smem);
+  return blocks_per_sm(kernel, int(threads), smem) >= 2;
+}
+
 // Whether a forward row that the lanes tier would give a warp of more than two packs a lane
 // runs faster in a block of its own: when warps a row would not fill the GPU twice over, the
 // block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
@@ -521,8 +537,11 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // (H100 kernel times: forward [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609
     // -> 579, [1024, 65536] 105 -> 100; backward [2048, 32768] float16 150 -> 145). A float32 row
     // that one block of 1024 holds stays there (forward [4096, 32000] 357 us, 416 over a cluster
-    // of two).
-    int64_t cs = ceil_div(npk, int64_t(max_threads) * kWide);
+    // of two), and so does a float64 forward row past the 512 threads float64 blocks otherwise
+    // stop at, while two such blocks fit an SM (wide_block_fits_twice).
+    const bool whole_block =
+        sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_block_fits_twice<T, Log>(npk);
+    int64_t cs = whole_block ? 1 : ceil_div(npk, int64_t(max_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
       const WideRowClusters w =
