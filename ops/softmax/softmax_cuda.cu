@@ -246,15 +246,23 @@ int cluster_row_threads(int64_t cols, int64_t cs) {
   return int(ceil_div(ceil_div(ceil_div(cols, pack_size<T>()), cs), PACKS * 32) * 32);
 }
 
+// Blocks of the tiers 2-3a kernel of `threads`, PACKS packs a thread and one ring stage, that
+// fit an SM at once.
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+int staged_blocks_per_sm(int threads) {
+  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
+  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
+  allow_dynamic_smem(kernel, smem);
+  return blocks_per_sm(kernel, threads, smem);
+}
+
 // Whether tier 3a's `rows * cs` blocks of PACKS packs a thread all fit on the GPU at once.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
   const int threads = cluster_row_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
-  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
-  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
-  allow_dynamic_smem(kernel, smem);
-  return rows * cs <= int64_t(blocks_per_sm(kernel, threads, smem)) * device_info().sm_count;
+  const int fit = staged_blocks_per_sm<T, PACKS, Log, Bwd, RowGroup::kCluster>(threads);
+  return rows * cs <= int64_t(fit) * device_info().sm_count;
 }
 
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
@@ -327,10 +335,7 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
   const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
   if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 256)) return false;
   if (sizeof(T) == 4 || (sizeof(T) == 2 && threads < 256)) return true;
-  auto kernel = softmax_staged_row_kernel<T, kNarrow, Log, false, RowGroup::kBlock>;
-  const int64_t smem = row_ring_bytes<false>(1, threads, kNarrow);
-  allow_dynamic_smem(kernel, smem);
-  const int fit = blocks_per_sm(kernel, threads, smem);
+  const int fit = staged_blocks_per_sm<T, kNarrow, Log, false, RowGroup::kBlock>(threads);
   if (threads > 256) return fit >= 3;
   return rows < 16 * int64_t(fit) * device_info().sm_count;
 }
@@ -345,10 +350,7 @@ bool wide_block_fits_twice(int64_t npk) {
   constexpr int kWide = block_row_packs<T, false, true>();
   const int64_t threads = ceil_div(ceil_div(npk, kWide), 32) * 32;
   if (threads > kRowTierMaxThreads) return false;
-  auto kernel = softmax_staged_row_kernel<T, kWide, Log, false, RowGroup::kBlock>;
-  const int64_t smem = row_ring_bytes<false>(1, int(threads), kWide);
-  allow_dynamic_smem(kernel, smem);
-  return blocks_per_sm(kernel, int(threads), smem) >= 2;
+  return staged_blocks_per_sm<T, kWide, Log, false, RowGroup::kBlock>(int(threads)) >= 2;
 }
 
 // Whether a forward row that the lanes tier would give a warp of more than two packs a lane
