@@ -173,10 +173,14 @@ __device__ __forceinline__ MaxSum<A> shfl_xor(MaxSum<A> v, int mask) {
 }
 
 // Butterfly over aligned groups of `width` lanes (a power of two <= 32); every lane of the warp
-// must call it, and every lane of a group ends with the group's result.
+// must call it, and every lane of a group ends with the group's result. Unrolled over the five
+// possible steps, each taken if it lies within the group: a width known only at run time (the
+// lanes tier's) costs a predicate a step, not a loop's shift, compare, move and branch.
 template <typename V, typename Op>
 __device__ __forceinline__ V warp_allreduce(V v, Op op, int width = 32) {
-  for (int mask = width >> 1; mask > 0; mask >>= 1) v = op(v, shfl_xor(v, mask));
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1)
+    if (mask < width) v = op(v, shfl_xor(v, mask));
   return v;
 }
 

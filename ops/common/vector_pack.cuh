@@ -52,9 +52,10 @@ __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p
 }
 
 // A pack stored to global memory in one access. For 16-byte packs the vector store is spelled
-// out (st.global.wb.v4, the default store): through store_whole, nvcc split it into four 4-byte
-// stores in several kernels (the 16-bit output of the split-row, block and inner tiers; ncu
-// counted 8 of each 32-byte sector's bytes used a store). `EvictFirst` (st.global.cs): L2 drops
+// out (st.global.v4, a weak store): through store_whole, nvcc split it into four 4-byte stores in
+// several kernels (the 16-bit output of the split-row, block and inner tiers; ncu counted 8 of
+// each 32-byte sector's bytes used a store). Not __stwb: its st.global.wb became a strong store
+// (STG.E.128.STRONG.SM) in the SASS. `EvictFirst` (st.global.cs): L2 drops
 // the stored lines first, for a kernel that still reads other lines from L2 after its stores.
 template <bool EvictFirst = false, typename T, int N>
 __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T, N>& p) {
@@ -65,7 +66,9 @@ __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T
     if constexpr (EvictFirst)
       __stcs(reinterpret_cast<uint4*>(dst), w);
     else
-      __stwb(reinterpret_cast<uint4*>(dst), w);
+      asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(w.x), "r"(w.y),
+                   "r"(w.z), "r"(w.w)
+                   : "memory");
     return;
   }
 #endif
