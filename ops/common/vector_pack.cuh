@@ -110,10 +110,6 @@ __device__ __forceinline__ Pack<T, N> reload_shared(unsigned addr) {
   memcpy(&p, &w, sizeof(p));
   return p;
 }
-template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
-  return reload_shared<T, N>(static_cast<unsigned>(__cvta_generic_to_shared(src)));
-}
 // The store to a shared_address, ordered like reload_shared.
 template <typename T, int N>
 __device__ __forceinline__ void store_shared(unsigned addr, const Pack<T, N>& p) {
