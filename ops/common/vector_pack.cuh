@@ -95,13 +95,12 @@ __device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
 
 // A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a
 // row from shared memory on every pass instead of holding it in registers, where the compiler
-// would otherwise keep the first pass's values live (and spill them). `addr` is a
-// shared_address (a generic pointer into dynamic shared memory converted anew costs an S2UR of
-// the cluster's CTA id, whose latency showed in ncu's stall samples).
+// would otherwise keep the first pass's values live (and spill them).
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> reload_shared(unsigned addr) {
+__device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
   static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
   uint4 w;
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(src));
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
                : "r"(addr)
@@ -109,16 +108,6 @@ __device__ __forceinline__ Pack<T, N> reload_shared(unsigned addr) {
   Pack<T, N> p;
   memcpy(&p, &w, sizeof(p));
   return p;
-}
-// The store to a shared_address, ordered like reload_shared.
-template <typename T, int N>
-__device__ __forceinline__ void store_shared(unsigned addr, const Pack<T, N>& p) {
-  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
-  uint4 w;
-  memcpy(&w, &p, sizeof(p));
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(w.x), "r"(w.y),
-               "r"(w.z), "r"(w.w)
-               : "memory");
 }
 
 // Makes the compiler forget what it knows of a pack held in registers (an empty asm that may

@@ -161,6 +161,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   if constexpr (!kLoops) stages = 1;
   constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G>();
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
+  P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
   __shared__ ClusterSlots<MaxSum<A>> slots;
   ClusterRound round;
@@ -195,22 +196,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
   for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
 
-  // The ring's slots as shared addresses (reload_shared): this thread's slot of pack p of `tensor`
-  // in ring stage `stage`, its packs `pack_bytes` apart. Its first slot's address is converted
-  // once, then made opaque at each use (an empty asm), so that each slot's address is one add
-  // from it: left to itself, ptxas either converted every slot's generic pointer anew (an S2UR
-  // of the cluster's CTA id a pack and pass; ncu on [1024, 2048] float32: a fifth of the stall
-  // samples on the instructions waiting for it) or, given the address once, kept every slot's
-  // address in a register (the 64-register kernels spilled). H200 kernel times, two rounds:
-  // [16, 262144] float16 9.6-9.7 -> 9.5 us, bfloat16 alike; [1024, 8192] float16 11.4 -> 11.2;
-  // [1024, 10240] 14.4-14.5 -> 14.0-14.3; float32 [1024, 2048] 6.4-6.5 -> 6.5-6.6, [524288, 128]
-  // 131.5 -> 132.2; ten other row shapes within 1%.
-  const unsigned pack_bytes = blockDim.x * 16u;
-  const unsigned slot0 = shared_address(smem_raw) + threadIdx.x * 16u;
   auto slot = [&](int stage, int tensor, int p) {
-    unsigned at = slot0;
-    asm volatile("" : "+r"(at));
-    return at + unsigned((stage * kTensors + tensor) * PACKS + p) * pack_bytes;
+    return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
   };
   // A forward that re-reads the ring takes each pack as it lands (the copies of each pack are a
   // batch of their own) while the rest are on their way, instead of waiting for the whole row:
@@ -228,7 +215,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     if (vec && row < rows) {
       const T* ra = a + row * cols + col0;
       const T* rb = Bwd ? b + row * cols + col0 : nullptr;
-      const unsigned dst = slot(stage, 0, 0);
+      // slot(stage, tensor, p) as a shared address: the first, stepped a pack's slots at a time.
+      const unsigned dst = shared_address(slot(stage, 0, 0)), pack_bytes = blockDim.x * 16u;
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
@@ -250,12 +238,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           P pk;
 #pragma unroll
           for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
-          store_shared(slot(stage, 0, p), pk);
+          store_whole(slot(stage, 0, p), pk);
           if constexpr (Bwd) {
             const T* rb = b + row * cols;
 #pragma unroll
             for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
-            store_shared(slot(stage, 1, p), pk);
+            store_whole(slot(stage, 1, p), pk);
           }
         }
       }
@@ -303,7 +291,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   };
   // The same for a row's first pass: each pack once its batch has landed.
   auto each_landed_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
-    each_ring_pack(stage, mine, [&](int p, unsigned s) {
+    each_ring_pack(stage, mine, [&](int p, P* s) {
       if (pack_batches) cp_async_wait(PACKS - 1 - p);
       fn(p, s);
     });
@@ -319,21 +307,21 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // it lands, then the output.
   auto ring_row_backward = [&](int stage, unsigned mine, T* ro) {
     A t = 0;
-    each_landed_ring_pack(stage, mine, [&](int p, unsigned s) {
+    each_landed_ring_pack(stage, mine, [&](int p, const P* s) {
       A y[N], dy[N];
-      unpack<N>(reload_shared<T, N>(slot(stage, 1, p)), dy);
+      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
       if constexpr (!Log) {
-        unpack<N>(reload_shared<T, N>(s), y);
+        unpack<N>(reload_shared(s), y);
 #pragma unroll
         for (int j = 0; j < N; ++j) dy[j] = bwd_term<Log>(y[j], dy[j]);
       }
       t += tree_reduce(dy, SumOp());
     });
     t = row_sum(t);
-    each_ring_pack(stage, mine, [&](int p, unsigned s) {
+    each_ring_pack(stage, mine, [&](int p, const P* s) {
       A y[N], dy[N], o[N];
-      unpack<N>(reload_shared<T, N>(s), y);
-      unpack<N>(reload_shared<T, N>(slot(stage, 1, p)), dy);
+      unpack<N>(reload_shared(s), y);
+      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
       store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
@@ -350,9 +338,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
       // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
       MaxSum<A> run = maxsum_identity<A>();
-      each_landed_ring_pack(stage, mine, [&](int, unsigned s) {
+      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
         A x[N], e[N];
-        unpack<N>(reload_shared<T, N>(s), x);
+        unpack<N>(reload_shared(s), x);
         const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
         if (mn != A(-INFINITY)) {
           const ShiftedExp<kFast, A> ex(mn);
@@ -367,21 +355,21 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else {
       // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_landed_ring_pack(stage, mine, [&](int, unsigned s) {
+      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
         A x[N];
-        unpack<N>(reload_shared<T, N>(s), x);
+        unpack<N>(reload_shared(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
       });
       m = shift_reduce(mt, MaxOp());
       const ShiftedExp<kFastExp, A> ex(m);
       if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-        each_ring_pack(stage, mine, [&](int, unsigned s) {
+        each_ring_pack(stage, mine, [&](int, P* s) {
           A x[N], e[N];
-          unpack<N>(reload_shared<T, N>(s), x);
+          unpack<N>(reload_shared(s), x);
 #pragma unroll
           for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
           st += tree_reduce(e, SumOp());
-          if constexpr (kKeepExp) store_shared(s, pack_of<T>(e));
+          if constexpr (kKeepExp) store_whole(s, pack_of<T>(e));
         });
       }
       st = shift_reduce(st, SumOp());
@@ -396,9 +384,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax
     // x - m - coef.
     const FwdOut<Log, kFast, A> out(Log ? m : shift, Log ? coef : scale);
-    each_ring_pack(stage, mine, [&](int p, unsigned s) {
+    each_ring_pack(stage, mine, [&](int p, const P* s) {
       A x[N], o[N];
-      unpack<N>(reload_shared<T, N>(s), x);
+      unpack<N>(reload_shared(s), x);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
       store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
@@ -461,7 +449,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           memcpy(&pk, &loaded[p], sizeof(pk));
           return pk;
         } else {
-          return reload_shared<T, N>(slot(stage, t, p));
+          return load_whole(slot(stage, t, p));
         }
       };
 #pragma unroll
