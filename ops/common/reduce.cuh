@@ -33,6 +33,12 @@ __device__ __forceinline__ float ex2_approx(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// The hardware log2: absolute error under 2^-22 over the normal floats, subnormals flushed.
+__device__ __forceinline__ float lg2_approx(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 // The hardware ex2 of x * log2(e). Two instructions; __expf takes four (it keeps denormal
 // results), the accurate expf about ten.
 __device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * kLog2e); }

@@ -34,6 +34,50 @@ template <> struct PackWord<8> { using type = uint2; };
 template <> struct PackWord<4> { using type = uint32_t; };
 template <> struct PackWord<2> { using type = uint16_t; };
 
+// A pack held in registers as its word (PackWords): a Pack of 16-bit values assigned whole
+// under a condition (`inside ? load : fill`) moves as N 2-byte pieces, one PRMT each; the word
+// moves as 4-byte registers. as_words / from_words reinterpret registers, no memory traffic.
+template <typename T, int N>
+using PackWords = typename PackWord<sizeof(Pack<T, N>)>::type;
+
+template <typename T, int N>
+__device__ __forceinline__ PackWords<T, N> as_words(const Pack<T, N>& p) {
+  PackWords<T, N> w;
+  memcpy(&w, &p, sizeof(p));
+  return w;
+}
+
+template <typename T, int N, typename W>
+__device__ __forceinline__ Pack<T, N> from_words(const W& w) {
+  static_assert(sizeof(W) == sizeof(Pack<T, N>), "a pack's word");
+  Pack<T, N> p;
+  memcpy(&p, &w, sizeof(p));
+  return p;
+}
+
+// The word of a pack whose N elements are all `value`, built from 32-bit words (a Pack filled
+// element by element and reinterpreted came out as 2-byte pieces again).
+template <typename T, int N>
+__device__ __forceinline__ PackWords<T, N> splat_words(T value) {
+  PackWords<T, N> words;
+  if constexpr (sizeof(Pack<T, N>) < 4) {  // one 16-bit element
+    memcpy(&words, &value, sizeof(words));
+  } else {
+    uint32_t w[sizeof(Pack<T, N>) / 4];
+    if constexpr (sizeof(T) == 2) {
+      uint16_t bits;
+      memcpy(&bits, &value, 2);
+#pragma unroll
+      for (int i = 0; i < int(sizeof(w) / 4); ++i) w[i] = bits * 0x10001u;
+    } else {
+#pragma unroll
+      for (int i = 0; i < int(sizeof(w) / 4); i += sizeof(T) / 4) memcpy(&w[i], &value, sizeof(T));
+    }
+    memcpy(&words, w, sizeof(w));
+  }
+  return words;
+}
+
 template <typename T, int N>
 __device__ __forceinline__ Pack<T, N> load_whole(const Pack<T, N>* src) {
   using W = typename PackWord<sizeof(Pack<T, N>)>::type;
@@ -76,21 +120,25 @@ __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T
 }
 
 // A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
-// L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon.
+// L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon. As its word
+// (PackWords), or as a Pack.
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
+__device__ __forceinline__ PackWords<T, N> load_prefetching_words(const Pack<T, N>* src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (sizeof(Pack<T, N>) == 16) {
     uint4 w;
     asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
         : "l"(src));
-    Pack<T, N> p;
-    memcpy(&p, &w, sizeof(p));
-    return p;
+    return w;
   }
 #endif
-  return load_whole(src);
+  return *reinterpret_cast<const PackWords<T, N>*>(src);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
+  return from_words<T, N>(load_prefetching_words(src));
 }
 
 // A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a
@@ -110,75 +158,110 @@ __device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
   return p;
 }
 
-// Makes the compiler forget what it knows of a pack held in registers (an empty asm that may
-// have changed it), so that values converted from it in one pass are converted again in the
-// next instead of being kept live between them: a 16-bit pack costs 4 registers, its float
+// Makes the compiler forget what it knows of a pack held in registers as its word (an empty asm
+// that may have changed it), so that values converted from it in one pass are converted again in
+// the next instead of being kept live between them: a 16-bit pack costs 4 registers, its float
 // copies 8.
-template <typename T, int N>
-__device__ __forceinline__ void forget_values(Pack<T, N>& p) {
-  static_assert(sizeof(Pack<T, N>) % 4 == 0, "whole 32-bit words");
-  uint32_t w[sizeof(Pack<T, N>) / 4];
-  memcpy(w, &p, sizeof(w));
+template <typename W>
+__device__ __forceinline__ void forget_words(W& pack_words) {
+  if constexpr (sizeof(W) == 2) {  // one 16-bit element
+    asm volatile("" : "+h"(pack_words));
+  } else {
+    static_assert(sizeof(W) % 4 == 0, "whole 32-bit words");
+    uint32_t w[sizeof(W) / 4];
+    memcpy(w, &pack_words, sizeof(w));
 #pragma unroll
-  for (int i = 0; i < int(sizeof(w) / 4); ++i) asm volatile("" : "+r"(w[i]));
-  memcpy(&p, w, sizeof(w));
+    for (int i = 0; i < int(sizeof(w) / 4); ++i) asm volatile("" : "+r"(w[i]));
+    memcpy(&pack_words, w, sizeof(w));
+  }
+}
+
+template <typename T>
+constexpr bool is_16bit_float() {
+  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 }
 
 // Element-wise NaN-propagating max of two packs, in the storage type: for 16-bit types two
 // elements an instruction (max of two halves is exact, so nothing is lost by not converting).
+// On words (PackWords), the 16-bit pairs go to max.NaN.f16x2 / .bf16x2 as 32-bit registers, so
+// that nvcc never sees 16-bit pieces (see PackWords).
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> pack_max(const Pack<T, N>& a, const Pack<T, N>& b) {
-  Pack<T, N> r;
+__device__ __forceinline__ PackWords<T, N> pack_max_words(const PackWords<T, N>& a,
+                                                          const PackWords<T, N>& b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (N % 2 == 0 && (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
-    using H2 = std::conditional_t<std::is_same_v<T, Half>, __half2, __nv_bfloat162>;
-    H2 x[N / 2], y[N / 2];
+  if constexpr (N % 2 == 0 && is_16bit_float<T>()) {
+    uint32_t x[N / 2], y[N / 2];
     memcpy(x, &a, sizeof(x));
     memcpy(y, &b, sizeof(y));
 #pragma unroll
-    for (int i = 0; i < N / 2; ++i) x[i] = __hmax2_nan(x[i], y[i]);
+    for (int i = 0; i < N / 2; ++i) {
+      if constexpr (std::is_same_v<T, Half>)
+        asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(x[i]) : "r"(x[i]), "r"(y[i]));
+      else
+        asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(x[i]) : "r"(x[i]), "r"(y[i]));
+    }
+    PackWords<T, N> r;
     memcpy(&r, x, sizeof(x));
-  } else
+    return r;
+  }
 #endif
-  {
+  const Pack<T, N> pa = from_words<T, N>(a), pb = from_words<T, N>(b);
+  Pack<T, N> r;
 #pragma unroll
-    for (int j = 0; j < N; ++j) {
-      if constexpr (std::is_floating_point_v<T>) {
-        r.v[j] = nan_max(a.v[j], b.v[j]);
-      } else {
-        const float x = float(a.v[j]), y = float(b.v[j]);
-        r.v[j] = (x > y || x != x) ? a.v[j] : b.v[j];
-      }
+  for (int j = 0; j < N; ++j) {
+    if constexpr (std::is_floating_point_v<T>) {
+      r.v[j] = nan_max(pa.v[j], pb.v[j]);
+    } else {
+      const float x = float(pa.v[j]), y = float(pb.v[j]);
+      r.v[j] = (x > y || x != x) ? pa.v[j] : pb.v[j];
     }
   }
-  return r;
+  return as_words(r);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> pack_max(const Pack<T, N>& a, const Pack<T, N>& b) {
+  return from_words<T, N>(pack_max_words<T, N>(as_words(a), as_words(b)));
 }
 
 // 16-bit -> float two at a time from 32-bit words: one instruction per value, no extraction of
-// the halves first.
-template <int N, typename T, typename A>
-__device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
-  if constexpr (N % 2 == 0 && std::is_same_v<A, float> &&
-                (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
+// the halves first. From a pack's word (PackWords) or a Pack. The float16 halves are taken apart
+// inside the asm, so that nvcc never holds the word as 16-bit pieces (see PackWords).
+template <typename T, int N, typename A>
+__device__ __forceinline__ void unpack_words(const PackWords<T, N>& pw, A (&out)[N]) {
+  if constexpr (N % 2 == 0 && std::is_same_v<A, float> && is_16bit_float<T>()) {
     uint32_t w[N / 2];
-    memcpy(w, &p, sizeof(w));
+    memcpy(w, &pw, sizeof(w));
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) {
       if constexpr (std::is_same_v<T, Half>) {
+#if defined(__CUDA_ARCH__)
+        asm("{.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\t"
+            "cvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;}"
+            : "=f"(out[2 * i]), "=f"(out[2 * i + 1])
+            : "r"(w[i]));
+#else
         __half2 h;
         memcpy(&h, &w[i], 4);
         const float2 f = __half22float2(h);
         out[2 * i] = f.x;
         out[2 * i + 1] = f.y;
+#endif
       } else {
         out[2 * i] = __uint_as_float(w[i] << 16);
         out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
       }
     }
   } else {
+    const Pack<T, N> p = from_words<T, N>(pw);
 #pragma unroll
     for (int j = 0; j < N; ++j) out[j] = static_cast<A>(p.v[j]);
   }
+}
+
+template <int N, typename T, typename A>
+__device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
+  unpack_words<T, N>(as_words(p), out);
 }
 
 // float -> 16-bit converts two values per instruction (cvt.rn.f16x2.f32 / .bf16x2, sm_80+):

@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   for (int c = threadIdx.x; c < inner; c += blockDim.x) {
     const MaxSum<A> r = slab_cluster_column<Bwd>(colmax, colsum, c, cs);
     final_max[c] = r.m;
-    final_coef[c] = Bwd ? r.s : fwd_coef<Log>(r.s, r.m);
+    final_coef[c] = Bwd ? r.s : column_fwd_coef<T, Log>(r.s, r.m);
   }
   if (cs > 1) cluster_done_with_peers();  // no block may exit while a peer may read its columns
   __syncthreads();

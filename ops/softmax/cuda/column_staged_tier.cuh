@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
 #pragma unroll
-    for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(coef[j], m[j]);
+    for (int j = 0; j < N; ++j) coef[j] = column_fwd_coef<T, Log>(coef[j], m[j]);
   }
 
   for (int s = ty; s < steps; s += TY) {

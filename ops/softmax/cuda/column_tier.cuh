@@ -20,6 +20,8 @@
 // tiles here would be narrower than a 128-byte line.
 #pragma once
 
+#include <algorithm>
+
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
 #include "ops/common/reduce.cuh"
@@ -127,8 +129,17 @@ __device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&m)[N], A (&s
   }
 }
 
-// The output of one pack (both column tiers): x as the sum pass left it, dy backward only, coef
-// the reduced sum (backward) or fwd_coef (forward).
+// The forward's per-column constant from the column's sum s and max m, as column_out takes it:
+// fwd_coef, or for 16-bit softmax -log2(s) (FwdOut::constant: the output in one ex2).
+template <typename T, bool Log, typename A>
+__device__ __forceinline__ A column_fwd_coef(A s, A m) {
+  return FwdOut<Log, sizeof(T) == 2, A>::constant(s, m);
+}
+
+// The output of one pack (the column tiers): x as the sum pass left it, dy backward only, coef
+// the reduced sum (backward) or column_fwd_coef (forward). 16-bit softmax takes its exp again,
+// fused with the product (FwdOut): a subtract, an fma and the ex2 an element, where the exp and
+// a multiply took a subtract, two multiplies and the ex2.
 template <typename T, bool Log, bool Bwd, int N, typename A>
 __device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], const A (&m)[N],
                                            const A (&coef)[N], A (&o)[N]) {
@@ -137,12 +148,10 @@ __device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], co
   for (int j = 0; j < N; ++j) {
     if constexpr (Bwd)
       o[j] = bwd_out<Log, kFast>(x[j], dy[j], coef[j]);
-    else if constexpr (Log)
-      o[j] = x[j] - m[j] - coef[j];
     else if constexpr (column_keeps_exp<T, Log>())
       o[j] = x[j] * coef[j];
     else
-      o[j] = ShiftedExp<kFast, A>(m[j])(x[j]) * coef[j];
+      o[j] = FwdOut<Log, kFast, A>::apply(x[j], m[j], coef[j]);
   }
 }
 
@@ -171,21 +180,28 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
   if (cs > 1) cluster_mbarriers_init(landed);
 
   using P = Pack<T, N>;
-  P fill;  // steps past the axis read as -inf (forward) or 0 (backward)
-#pragma unroll
-  for (int j = 0; j < N; ++j) fill.v[j] = Bwd ? T(0.0f) : T(-INFINITY);
+  using W = PackWords<T, N>;  // packs held as words (see PackWords)
+  // Steps past the axis read as -inf (forward) or 0 (backward).
+  const W fill_words = splat_words<T, N>(Bwd ? T(0.0f) : T(-INFINITY));
   // Pack r of this thread is at offset + r * stride of each tensor.
   const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner;
-  // Steps of this thread inside the axis (0 for a pack past inner).
-  const int64_t valid = col < inner ? axis - first : 0;
+  // Steps of this thread inside the axis, at most its R * TY (none for a pack past inner).
+  const int live = col < inner ? int(std::clamp<int64_t>(axis - first, 0, int64_t(R) * TY)) : 0;
   // Loads ask L2 for the 256 bytes around them, as tier 4b's copies do (column_staged_tier.cuh).
-  P v[R];
-  [[maybe_unused]] P d[Bwd ? R : 1];
+  W v[R];
+  [[maybe_unused]] W d[Bwd ? R : 1];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const bool inside = int64_t(r) * TY < valid;
-    v[r] = inside ? load_prefetching(reinterpret_cast<const P*>(a + offset + r * stride)) : fill;
-    if constexpr (Bwd) d[r] = inside ? load_prefetching(reinterpret_cast<const P*>(b + offset + r * stride)) : fill;
+    v[r] = fill_words;
+    if constexpr (Bwd) d[r] = fill_words;
+    if (r * TY < live) {
+      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset + r * stride));
+      if constexpr (Bwd) d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset + r * stride));
+    }
+    // Opaque from here on: nvcc otherwise splits the words into 16-bit pieces at the branch's
+    // merge (one PRMT each, and 8-24 bytes of spill at 80 registers).
+    forget_words(v[r]);
+    if constexpr (Bwd) forget_words(d[r]);
   }
 
   // Per column; the N columns of a thread are independent chains.
@@ -197,24 +213,25 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       A y[N], dy[N];
-      unpack<N>(v[r], y);
-      unpack<N>(d[r], dy);
+      unpack_words<T, N>(v[r], y);
+      unpack_words<T, N>(d[r], dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 0, tx_log2);
   } else {
     if constexpr (sizeof(T) == 2) {  // the max in the storage type, two elements at a time
-      Pack<T, N> mx = v[0];
+      W mx = v[0];
 #pragma unroll
-      for (int r = 1; r < R; ++r) mx = pack_max(mx, v[r]);
-      unpack<N>(mx, m);
+      for (int r = 1; r < R; ++r) mx = pack_max_words<T, N>(mx, v[r]);
+      unpack_words<T, N>(mx, m);
     } else {
-      unpack<N>(v[0], m);
+      unpack_words<T, N>(v[0], m);
 #pragma unroll
       for (int r = 1; r < R; ++r) {
+        const P pk = from_words<T, N>(v[r]);
 #pragma unroll
-        for (int j = 0; j < N; ++j) m[j] = nan_max(m[j], A(v[r].v[j]));
+        for (int j = 0; j < N; ++j) m[j] = nan_max(m[j], A(pk.v[j]));
       }
     }
     column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
@@ -223,25 +240,25 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       A x[N];
-      if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
-      unpack<N>(v[r], x);
+      if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
+      unpack_words<T, N>(v[r], x);
       column_exp_sum<T, Log, sizeof(T) == 2>(x, m, coef);
-      if constexpr (column_keeps_exp<T, Log>()) v[r] = pack_of<T>(x);
+      if constexpr (column_keeps_exp<T, Log>()) v[r] = as_words(pack_of<T>(x));
     }
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
 #pragma unroll
-    for (int j = 0; j < N; ++j) coef[j] = fwd_coef<Log>(coef[j], m[j]);
+    for (int j = 0; j < N; ++j) coef[j] = column_fwd_coef<T, Log>(coef[j], m[j]);
   }
 
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    if (int64_t(r) * TY < valid) {
+    if (r * TY < live) {
       A x[N], dy[N], o[N];
-      if constexpr (sizeof(T) == 2 && N > 1) forget_values(v[r]);
-      unpack<N>(v[r], x);
-      if constexpr (Bwd) unpack<N>(d[r], dy);
+      if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
+      unpack_words<T, N>(v[r], x);
+      if constexpr (Bwd) unpack_words<T, N>(d[r], dy);
       column_out<T, Log, Bwd>(x, dy, m, coef, o);
-      store_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
+      store_global_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
     }
   }
 }

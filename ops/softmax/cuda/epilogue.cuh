@@ -31,12 +31,23 @@ __device__ __forceinline__ A fwd_out(A x, A m, A coef) {
 // output of 2^-126 or more is off by at most 2^-18 (ln 2 x half an ulp of |t| < 128); smaller
 // ones flush to 0, as ex2.approx.ftz's own results do. c = 0 gives 0 (log2 0 = -inf), c = NaN NaN,
 // as the product does.
+// Kernels that hold many shifts at once (the column tiers: one a column) keep (m, c) themselves:
+// constant() is c from the sum s and the max m (the fused c is -log2(s) from the hardware lg2,
+// absolute error under 2^-22: no division and no accurate log2 for each of a thread's columns),
+// apply() the output of x.
 template <bool Log, bool Fast, typename A>
 struct FwdOut {
   static constexpr bool kFused = Fast && !Log && sizeof(A) == 4;
   A m, c;
   __device__ __forceinline__ FwdOut(A shift, A coef) : m(shift), c(kFused ? log2f(coef) : coef) {}
-  __device__ __forceinline__ A operator()(A x) const {
+  __device__ __forceinline__ A operator()(A x) const { return apply(x, m, c); }
+  static __device__ __forceinline__ A constant(A s, A m) {
+    if constexpr (kFused)
+      return m == A(-INFINITY) ? A(NAN) : -lg2_approx(s);
+    else
+      return fwd_coef<Log>(s, m);
+  }
+  static __device__ __forceinline__ A apply(A x, A m, A c) {
     if constexpr (kFused)
       return ex2_approx(fmaf(x - m, kLog2e, c));
     else
