@@ -248,8 +248,19 @@ __device__ __forceinline__ void unpack_words(const PackWords<T, N>& pw, A (&out)
         out[2 * i + 1] = f.y;
 #endif
       } else {
+#if defined(__CUDA_ARCH__)
+        // Byte permutes (the ALU pipe), where nvcc's shift came out as an IMAD on the pipe the
+        // exps' arithmetic shares.
+        uint32_t lo, hi;
+        asm("prmt.b32 %0, %2, 0, 0x1044;\n\tprmt.b32 %1, %2, 0, 0x3244;"
+            : "=r"(lo), "=r"(hi)
+            : "r"(w[i]));
+        out[2 * i] = __uint_as_float(lo);
+        out[2 * i + 1] = __uint_as_float(hi);
+#else
         out[2 * i] = __uint_as_float(w[i] << 16);
         out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+#endif
       }
     }
   } else {
