@@ -80,7 +80,7 @@ __device__ __forceinline__ PackWords<T, N> splat_words(T value) {
 
 template <typename T, int N>
 __device__ __forceinline__ Pack<T, N> load_whole(const Pack<T, N>* src) {
-  using W = typename PackWord<sizeof(Pack<T, N>)>::type;
+  using W = PackWords<T, N>;
   const W w = *reinterpret_cast<const W*>(src);
   Pack<T, N> p;
   memcpy(&p, &w, sizeof(p));  // a reinterpretation of registers, no memory traffic
@@ -89,7 +89,7 @@ __device__ __forceinline__ Pack<T, N> load_whole(const Pack<T, N>* src) {
 
 template <typename T, int N>
 __device__ __forceinline__ void store_whole(Pack<T, N>* dst, const Pack<T, N>& p) {
-  using W = typename PackWord<sizeof(Pack<T, N>)>::type;
+  using W = PackWords<T, N>;
   W w;
   memcpy(&w, &p, sizeof(p));
   *reinterpret_cast<W*>(dst) = w;
