@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   // blocks an SM, not five); wider types' are, 4 times (not unrolled, [4096, 4096] over dim 0
   // float32 went from 46.0 to 47.5 us: each step's shared-memory load waited alone).
   constexpr int kUnroll = sizeof(T) == 2 ? 1 : 4;
-  const int ty_log2 = tx_log2 < 31 ? 31 - __clz(TY) : 0;  // TY is a power of two
+  const int ty_log2 = 31 - __clz(TY);  // TY is a power of two
   const int count = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
   const int stage_stride = TY * TX;
   const int64_t row_stride = int64_t(TY) * inner;

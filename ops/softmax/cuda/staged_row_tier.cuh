@@ -423,34 +423,24 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // 2-byte pieces.) With warp_allreduce's unrolled steps, H200 kernel times, two rounds:
       // [1024, 512] float16 2.7 -> 2.6 us, bfloat16 alike; [32, 64, 64, 64] 11.1-11.4 -> 10.9-11.0;
       // [2097152, 32] float16 67.5 -> 66.5-66.8; the other row shapes within 1%.
-      [[maybe_unused]] uint4 loaded[kDirect ? PACKS : 1];
+      [[maybe_unused]] PackWords<T, N> loaded[kDirect ? PACKS : 1];
       if constexpr (kDirect) {
         if (vec) {
-          P pad;
-#pragma unroll
-          for (int j = 0; j < N; ++j) pad.v[j] = T(-INFINITY);
-          uint4 pad_words;
-          memcpy(&pad_words, &pad, sizeof(pad));
+          const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
             loaded[p] = pad_words;
-            if (mine >> p & 1u) {
-              const P pk = load_prefetching(src + p * lanes);
-              memcpy(&loaded[p], &pk, sizeof(pk));
-            }
+            if (mine >> p & 1u) loaded[p] = load_prefetching_words(src + p * lanes);
           }
         }
       }
       // Pack p of tensor t, from registers (kDirect) or the ring.
       const auto landed = [&](int t, int p) {
-        if constexpr (kDirect) {
-          P pk;
-          memcpy(&pk, &loaded[p], sizeof(pk));
-          return pk;
-        } else {
+        if constexpr (kDirect)
+          return from_words<T, N>(loaded[p]);
+        else
           return load_whole(slot(stage, t, p));
-        }
       };
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
