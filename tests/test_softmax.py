@@ -552,6 +552,35 @@ def test_cuda_16bit_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype
     check_forward(make_tensor(data, dtype, "cuda"), 1, log)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shift", [-64.0, 60.0, 3000.0])
+@pytest.mark.parametrize("shape", [(4, 21, 3136), (2, 300, 136), (2, 9000, 40)], ids=str)
+def test_cuda_column_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype, rng):
+    # The column tiers (4a: a short axis in registers; 4b: a block's and a cluster's shared
+    # memory) take a softmax's exps as one fma and the hardware ex2 where every column max of a
+    # thread is within 64 (16-bit; float32 in 4b: any finite max under 2^126), else with the
+    # subtraction first (column_shifts): maxima on either side of 64 between the columns of one
+    # thread (-64, 60 +- a few), and far past it.
+    data = random_input(rng, shape) + shift
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float32, id="float32"), pytest.param(mt.bfloat16, id="bfloat16")])
+@pytest.mark.parametrize("shape", [(4, 21, 3136), (2, 300, 136)], ids=str)
+def test_cuda_columns_near_the_largest_float(shape, dtype, rng):
+    # Column maxima past 2^126, whose m log2(e) would overflow float32: the column tiers' plain
+    # exps there (outputs finite: one-hot columns, no NaN from an infinite shift), beside columns
+    # of ordinary values in the same threads.
+    data = random_input(rng, shape)
+    big = data[:, :, ::3]
+    data[:, :, ::3] = np.sign(big) * (3e38 + np.clip(big, -3, 3) * 1e37)  # |x| <= 3.3e38
+    y = check_forward(make_tensor(data, dtype, "cuda"), 1, False)
+    assert np.all(np.isfinite(to_f64(y)))
+
+
 # Few rows too long for a cluster: the whole-GPU tier (3d), one row over every SM or several rows
 # sharing them, aligned and misaligned; also run below under the overrides that reach its other
 # paths and the split-row tier standing in for it.

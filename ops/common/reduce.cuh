@@ -75,11 +75,13 @@ struct ShiftedExp {
 // factor 2^d, |d| <= 2^-18 for |m| <= 64 (with_shifted_exp keeps to those); a row's exps under
 // one m keep their ratios, and sums over shifts of different m are off by a few d: ~1e-5
 // relative, against the 16-bit output's rounding of 2e-4 or coarser.
+// log2 of exp(x - m) in one fma, from ml = m log2(e) (rounded).
+__device__ __forceinline__ float fused_exp2_arg(float x, float ml) { return fmaf(x, kLog2e, -ml); }
 struct FusedShiftedExp {
   float ml;
   __device__ __forceinline__ explicit FusedShiftedExp(float max) : ml(max * kLog2e) {}
   __device__ __forceinline__ float operator()(float x) const {
-    return ex2_approx(fmaf(x, kLog2e, -ml));
+    return ex2_approx(fused_exp2_arg(x, ml));
   }
 };
 // fn(ex) with ex(x) = exp(x - m): FusedShiftedExp for 16-bit outputs (Fast) while |m| <= 64,
@@ -297,26 +299,40 @@ __host__ __device__ constexpr int column_allreduce_scratch(int threads, int tx, 
   return threads / (tx > 32 ? tx : 32) * tx * n;
 }
 
+// The rows left after the shuffles are folded column by column, a thread a column, into the first
+// row, which every thread then reads back: a thread folds one column over the rows instead of its
+// N columns over every row (tier 4b's blocks of 8 warps and 16 packs of 8 halves: 8 loads and 7
+// ops a thread where each took 16 16-byte loads and 56 ops), for one barrier more. The shuffle
+// steps are unrolled, each taken when it crosses rows (mask >= TX): a predicate a step, not a
+// loop's compare and branch for every value. Values meet in the same order as a fold of row 0,
+// 1, 2, ... (argmax ties stay deterministic).
 template <int N, typename V, typename Op>
 __device__ __forceinline__ void column_allreduce(V (&v)[N], Op op, V* scratch, int tx_log2) {
   const int TX = 1 << tx_log2, tx = threadIdx.x & (TX - 1);
 #pragma unroll
-  for (int j = 0; j < N; ++j)
-    for (int mask = 16; mask >= TX; mask >>= 1) v[j] = op(v[j], shfl_xor(v[j], mask));
-  const int row_log2 = tx_log2 < 5 ? 5 : tx_log2;  // threads per row left after the shuffles
-  const int row = threadIdx.x >> row_log2, rows = blockDim.x >> row_log2;
-  if ((threadIdx.x & ((1 << row_log2) - 1)) < TX) {
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    if (mask >= TX) {
 #pragma unroll
-    for (int j = 0; j < N; ++j) scratch[(row * TX + tx) * N + j] = v[j];
+      for (int j = 0; j < N; ++j) v[j] = op(v[j], shfl_xor(v[j], mask));
+    }
+  }
+  const int row_log2 = tx_log2 < 5 ? 5 : tx_log2;  // threads per row left after the shuffles
+  const int rows = int(blockDim.x) >> row_log2, width = TX * N;  // values a row
+  if (rows == 1) return;  // the warp's shuffles made every column whole
+  if ((threadIdx.x & ((1 << row_log2) - 1)) < TX) {
+    V* mine = scratch + (threadIdx.x >> row_log2) * width + tx * N;
+#pragma unroll
+    for (int j = 0; j < N; ++j) mine[j] = v[j];
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < width; c += blockDim.x) {
+    V acc = scratch[c];
+#pragma unroll 4
+    for (int r = 1; r < rows; ++r) acc = op(acc, scratch[r * width + c]);
+    scratch[c] = acc;
   }
   __syncthreads();
   load_values<N>(scratch + tx * N, v);
-  for (int w = 1; w < rows; ++w) {
-    V other[N];
-    load_values<N>(scratch + (w * TX + tx) * N, other);
-#pragma unroll
-    for (int j = 0; j < N; ++j) v[j] = op(v[j], other[j]);
-  }
   __syncthreads();  // the next call may rewrite scratch
 }
 

@@ -83,11 +83,14 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   {
     const T* ga = a + first_offset;
     [[maybe_unused]] const T* gb = Bwd ? b + first_offset : nullptr;
+    const unsigned stage_step = unsigned(stage_stride * sizeof(P));
+    unsigned sa_at = shared_address(mine);
+    [[maybe_unused]] const unsigned b_apart = unsigned((mine_b - mine) * sizeof(P));
 #pragma unroll kUnroll
-    for (int k = 0; k < count; ++k, ga += row_stride) {
-      cp_async<sizeof(P), true>(mine + k * stage_stride, ga);
+    for (int k = 0; k < count; ++k, ga += row_stride, sa_at += stage_step) {
+      cp_async_to<sizeof(P), true>(sa_at, ga);
       if constexpr (Bwd) {
-        cp_async<sizeof(P), true>(mine_b + k * stage_stride, gb);
+        cp_async_to<sizeof(P), true>(sa_at + b_apart, gb);
         gb += row_stride;
       }
     }
@@ -96,7 +99,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   cp_async_wait(0);
 
   A coef[N];
-  [[maybe_unused]] A m[N];
+  [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
+  constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, fast_forward_exp<T>()>();
+  [[maybe_unused]] bool fused = false;
   if constexpr (Bwd) {
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
@@ -119,29 +124,39 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
     for (int k = 0; k < count; ++k) mx = pack_max(mx, load_whole(mine + k * stage_stride));
     unpack<N>(mx, m);
     column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
+    fused = column_shifts<T, kFusable>(m);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
+    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll kUnroll
-    for (int k = 0; k < count; ++k) {
-      A x[N];
-      unpack<N>(load_whole(mine + k * stage_stride), x);
-      column_exp_sum<T, Log>(x, m, coef);
-      if constexpr (column_keeps_exp<T, Log>()) store_whole(mine + k * stage_stride, pack_of<T>(x));
-    }
+      for (int k = 0; k < count; ++k) {
+        A x[N];
+        unpack<N>(load_whole(mine + k * stage_stride), x);
+        column_exp_sum<T, Log, fast_forward_exp<T>(), decltype(fused_c)::value>(x, m, coef);
+        if constexpr (column_keeps_exp<T, Log>())
+          store_whole(mine + k * stage_stride, pack_of<T>(x));
+      }
+    });
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
+    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll
-    for (int j = 0; j < N; ++j) coef[j] = column_fwd_coef<T, Log>(coef[j], m[j]);
+      for (int j = 0; j < N; ++j)
+        coef[j] = column_fwd_coef<T, Log, decltype(fused_c)::value>(coef[j], m[j]);
+    });
   }
 
-  T* go = out + first_offset;
+  // Float32 and float64 softmax read back the exps the sum pass left: no shift to follow.
+  with_column_shifts<kFusable && !column_keeps_exp<T, Log>()>(fused, [&](auto fused_c) {
+    T* go = out + first_offset;
 #pragma unroll kUnroll
-  for (int k = 0; k < count; ++k, go += row_stride) {
-    A x[N], dy[N], o[N];
-    unpack<N>(load_whole(mine + k * stage_stride), x);
-    if constexpr (Bwd) unpack<N>(load_whole(mine_b + k * stage_stride), dy);
-    column_out<T, Log, Bwd>(x, dy, m, coef, o);
-    store_global_whole(reinterpret_cast<P*>(go), pack_of<T>(o));
-  }
+    for (int k = 0; k < count; ++k, go += row_stride) {
+      A x[N], dy[N], o[N];
+      unpack<N>(load_whole(mine + k * stage_stride), x);
+      if constexpr (Bwd) unpack<N>(load_whole(mine_b + k * stage_stride), dy);
+      column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, m, coef, o);
+      store_global_whole(reinterpret_cast<P*>(go), pack_of<T>(o));
+    }
+  });
 }
 
 }  // namespace mt

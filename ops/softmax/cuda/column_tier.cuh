@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
@@ -112,36 +113,95 @@ constexpr bool column_keeps_exp() {
   return !Log && sizeof(T) >= 4;
 }
 
+// Whether a softmax's column exps (Fast: the hardware ex2) may take the fused form, one fma and the
+// ex2, ex2(fma(x, log2 e, -b)) with b = m log2(e) rounded (FusedShiftedExp's), where a subtract, a
+// multiply and the ex2 took ex2((x - m) log2 e). The rounding of b scales every exp of a column by
+// one factor 2^d; the sum pass and the output pass (or the exps the sum pass leaves) take the same
+// exps, so d cancels out of the outputs. The row tiers, whose partial sums meet under different
+// shifts, fuse only while |m| <= 64; here log_softmax (log(sum) would keep d) and tier 4c (its
+// sum and output passes take different shifts) decline it.
+template <typename T, bool Log, bool Fast>
+constexpr bool column_fusable_exp() {
+  return Fast && !Log && sizeof(acc_t<T>) == 4;
+}
+
+// The largest column max |m| the fused form takes. 16-bit softmax also folds the sum into its
+// output's shift, b + log2(sum) rounded (column_fwd_coef): while |m| <= 64 that is under 2^7 and
+// off by at most 2^-18, as FwdOut's constant. float32 softmax (its output reads back the sum
+// pass's exps) only needs b finite.
+template <typename T>
+constexpr float column_fused_max() {
+  return sizeof(T) == 2 ? 64.0f : 0x1p126f;
+}
+
+// Turns a thread's column maxima m into the shifts its passes take: b = m log2(e) where Fusable
+// and every |m| <= column_fused_max (-inf and NaN fail it), else m itself. Returns whether it
+// took the fused form.
+template <typename T, bool Fusable, int N, typename A>
+__device__ __forceinline__ bool column_shifts(A (&m)[N]) {
+  if constexpr (Fusable) {
+    bool fused = true;
+#pragma unroll
+    for (int j = 0; j < N; ++j) fused &= fabsf(m[j]) <= column_fused_max<T>();
+    if (fused) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) m[j] *= kLog2e;
+    }
+    return fused;
+  }
+  return false;
+}
+
+// fn(std::integral_constant<bool, fused>()): a pass compiled for the shifts column_shifts left.
+template <bool Fusable, typename Fn>
+__device__ __forceinline__ void with_column_shifts(bool fused, Fn&& fn) {
+  if constexpr (Fusable) {
+    if (fused) return fn(std::true_type());
+  }
+  fn(std::false_type());
+}
+
 // The sum pass on one pack of N columns (the column tiers): adds exp(x - m) to `sum`, and in
 // float32/64 softmax leaves it in x for the output (one exp an element; 16-bit values stay packed
-// in their storage type and take a second, hardware exp). Fast: the hardware ex2
-// (fast_forward_exp), which tier 4a declines for float32: its kernels, at their 64 registers,
-// spilled 8-24 bytes with it (H200 kernel times: [16, 21, 256, 256] 45.1 -> 47.5 us, [8, 150,
-// 128, 128] 41.1 -> 42.8) where tiers 4b and 4c gained ([32, 1000, 14, 14] 27.0 -> 26.0, [4096,
-// 4096] over dim 0 46.6 -> 46.0).
-template <typename T, bool Log, bool Fast = fast_forward_exp<T>(), int N, typename A>
-__device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&m)[N], A (&sum)[N]) {
+// in their storage type and take a second, hardware exp). b: the shifts (column_shifts; m unless
+// Fused). Fast: the hardware ex2 (fast_forward_exp), which tier 4a declines for float32: its
+// kernels, at their 64 registers, spilled 8-24 bytes with it (H200 kernel times: [16, 21, 256,
+// 256] 45.1 -> 47.5 us, [8, 150, 128, 128] 41.1 -> 42.8) where tiers 4b and 4c gained ([32, 1000,
+// 14, 14] 27.0 -> 26.0, [4096, 4096] over dim 0 46.6 -> 46.0).
+template <typename T, bool Log, bool Fast = fast_forward_exp<T>(), bool Fused = false, int N,
+          typename A>
+__device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&b)[N], A (&sum)[N]) {
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    const A e = ShiftedExp<Fast, A>(m[j])(x[j]);
+    A e;
+    if constexpr (Fused)
+      e = ex2_approx(fused_exp2_arg(x[j], b[j]));
+    else
+      e = ShiftedExp<Fast, A>(b[j])(x[j]);
     sum[j] += e;
     if constexpr (column_keeps_exp<T, Log>()) x[j] = e;
   }
 }
 
-// The forward's per-column constant from the column's sum s and max m, as column_out takes it:
-// fwd_coef, or for 16-bit softmax -log2(s) (FwdOut::constant: the output in one ex2).
-template <typename T, bool Log, typename A>
-__device__ __forceinline__ A column_fwd_coef(A s, A m) {
-  return FwdOut<Log, sizeof(T) == 2, A>::constant(s, m);
+// The forward's per-column constant from the column's sum s and shift b (column_shifts), as
+// column_out takes it: fwd_coef, or for 16-bit softmax -log2(s) (FwdOut::constant: the output in
+// one ex2), or under fused shifts b + log2(s), the output's own shift. b is -inf only where the
+// column's max is (then NaN).
+template <typename T, bool Log, bool Fused = false, typename A>
+__device__ __forceinline__ A column_fwd_coef(A s, A b) {
+  if constexpr (Fused && !column_keeps_exp<T, Log>())
+    return b + lg2_approx(s);
+  else
+    return FwdOut<Log, sizeof(T) == 2, A>::constant(s, b);
 }
 
-// The output of one pack (the column tiers): x as the sum pass left it, dy backward only, coef
-// the reduced sum (backward) or column_fwd_coef (forward). 16-bit softmax takes its exp again,
-// fused with the product (FwdOut): a subtract, an fma and the ex2 an element, where the exp and
-// a multiply took a subtract, two multiplies and the ex2.
-template <typename T, bool Log, bool Bwd, int N, typename A>
-__device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], const A (&m)[N],
+// The output of one pack (the column tiers): x as the sum pass left it, dy backward only, b the
+// shifts (forward), coef the reduced sum (backward) or column_fwd_coef (forward). 16-bit softmax
+// takes its exp again, fused with the product (FwdOut): a subtract, an fma and the ex2 an element,
+// where the exp and a multiply took a subtract, two multiplies and the ex2; under fused shifts one
+// fma and the ex2.
+template <typename T, bool Log, bool Bwd, bool Fused = false, int N, typename A>
+__device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], const A (&b)[N],
                                            const A (&coef)[N], A (&o)[N]) {
   constexpr bool kFast = sizeof(T) == 2;
 #pragma unroll
@@ -150,8 +210,10 @@ __device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], co
       o[j] = bwd_out<Log, kFast>(x[j], dy[j], coef[j]);
     else if constexpr (column_keeps_exp<T, Log>())
       o[j] = x[j] * coef[j];
+    else if constexpr (Fused)
+      o[j] = ex2_approx(fused_exp2_arg(x[j], coef[j]));
     else
-      o[j] = FwdOut<Log, kFast, A>::apply(x[j], m[j], coef[j]);
+      o[j] = FwdOut<Log, kFast, A>::apply(x[j], b[j], coef[j]);
   }
 }
 
@@ -206,7 +268,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
 
   // Per column; the N columns of a thread are independent chains.
   A coef[N];
-  [[maybe_unused]] A m[N];
+  [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
+  constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, sizeof(T) == 2>();
+  [[maybe_unused]] bool fused = false;
   if constexpr (Bwd) {
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
@@ -235,32 +299,40 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       }
     }
     column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
+    fused = column_shifts<T, kFusable>(m);
 #pragma unroll
     for (int j = 0; j < N; ++j) coef[j] = 0;
+    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      A x[N];
-      if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
-      unpack_words<T, N>(v[r], x);
-      column_exp_sum<T, Log, sizeof(T) == 2>(x, m, coef);
-      if constexpr (column_keeps_exp<T, Log>()) v[r] = as_words(pack_of<T>(x));
-    }
+      for (int r = 0; r < R; ++r) {
+        A x[N];
+        if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
+        unpack_words<T, N>(v[r], x);
+        column_exp_sum<T, Log, sizeof(T) == 2, decltype(fused_c)::value>(x, m, coef);
+        if constexpr (column_keeps_exp<T, Log>()) v[r] = as_words(pack_of<T>(x));
+      }
+    });
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
+    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll
-    for (int j = 0; j < N; ++j) coef[j] = column_fwd_coef<T, Log>(coef[j], m[j]);
+      for (int j = 0; j < N; ++j)
+        coef[j] = column_fwd_coef<T, Log, decltype(fused_c)::value>(coef[j], m[j]);
+    });
   }
 
+  with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    if (r * TY < live) {
-      A x[N], dy[N], o[N];
-      if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
-      unpack_words<T, N>(v[r], x);
-      if constexpr (Bwd) unpack_words<T, N>(d[r], dy);
-      column_out<T, Log, Bwd>(x, dy, m, coef, o);
-      store_global_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
+    for (int r = 0; r < R; ++r) {
+      if (r * TY < live) {
+        A x[N], dy[N], o[N];
+        if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
+        unpack_words<T, N>(v[r], x);
+        if constexpr (Bwd) unpack_words<T, N>(d[r], dy);
+        column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, m, coef, o);
+        store_global_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
+      }
     }
-  }
+  });
 }
 
 }  // namespace mt
