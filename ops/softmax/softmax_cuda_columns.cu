@@ -114,18 +114,16 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block, in the 16-bit forward wherever the group needs a cluster, and in the float32 and
-// float64 backward where it needs more than 4 blocks. Halving the cluster helped the 16-bit
-// [8, 4096, 4096] forward more (274 -> 256 us) than the wider tile, which helped the float32
-// forward (496 -> 481 us, 8 blocks); the backward, whose blocks stage y and dy, halved 16 blocks
-// in float32 (637 -> 611 us; float64 1254 -> 1211). The 16-bit backward keeps the line-wide tile
-// (H200, once the column reductions took a thread a column: [8, 4096, 4096] float16 239 -> 218 us
-// over 16 blocks instead of 8 of half a line; [4096, 4096] over dim 0 alike), as do 8-byte packs
-// (rows not 16-byte aligned, e.g. [32, 1000, 14, 14] float16: backward 32.8 -> 28.4 us at 4
-// blocks instead of 2 of half a line; their forward measured no gain). Narrower still where the
-// axis would need more than 16 blocks; false when even 32-byte tiles would. Tuning overrides:
-// MT_SOFTMAX_STAGED_TX the packs along inner a block takes, MT_SOFTMAX_STAGED_KB the shared
-// memory a block stages.
+// block, and in the 16-bit forward wherever the group needs a cluster: halving the cluster helped
+// the 16-bit [8, 4096, 4096] more (274 -> 256 us) than the wider tile, which helped the float32
+// forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy, keeps the
+// line-wide tile (H200, once the column reductions took a thread a column, 16 blocks instead of
+// 8 of half a line: [8, 4096, 4096] float16 239 -> 218 us, float32 467 -> 406; [4096, 4096] over
+// dim 0 float32 64.2 -> 56.0, float16 alike), as do 8-byte packs (rows not 16-byte aligned, e.g.
+// [32, 1000, 14, 14] float16: backward 32.8 -> 28.4 us at 4 blocks instead of 2 of half a line;
+// their forward measured no gain). Narrower still where the axis would need more than 16
+// blocks; false when even 32-byte tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs
+// along inner a block takes, MT_SOFTMAX_STAGED_KB the shared memory a block stages.
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
@@ -147,8 +145,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1) {
-    const bool halve = sizeof(T) == 2 ? !Bwd : Bwd && blocks_for(kLine) > 4;
-    if (halve || blocks_for(kLine / 2) == 1) tx = kLine / 2;
+    if ((sizeof(T) == 2 && !Bwd) || blocks_for(kLine / 2) == 1) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
