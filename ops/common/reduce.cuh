@@ -70,13 +70,13 @@ struct ShiftedExp {
   __device__ __forceinline__ explicit ShiftedExp(A max) : m(max) {}
   __device__ __forceinline__ A operator()(A x) const { return elem_exp<Fast>(x - m); }
 };
-// The same for 16-bit outputs in one instruction fewer: the hardware ex2 of fma(x, log2(e),
+// log2 of exp(x - m) in one fma, from ml = m log2(e) (rounded).
+__device__ __forceinline__ float fused_exp2_arg(float x, float ml) { return fmaf(x, kLog2e, -ml); }
+// ShiftedExp for 16-bit outputs in one instruction fewer: the hardware ex2 of fma(x, log2(e),
 // -m log2(e)). The product m log2(e) is rounded, which scales every exp taken with this m by one
 // factor 2^d, |d| <= 2^-18 for |m| <= 64 (with_shifted_exp keeps to those); a row's exps under
 // one m keep their ratios, and sums over shifts of different m are off by a few d: ~1e-5
 // relative, against the 16-bit output's rounding of 2e-4 or coarser.
-// log2 of exp(x - m) in one fma, from ml = m log2(e) (rounded).
-__device__ __forceinline__ float fused_exp2_arg(float x, float ml) { return fmaf(x, kLog2e, -ml); }
 struct FusedShiftedExp {
   float ml;
   __device__ __forceinline__ explicit FusedShiftedExp(float max) : ml(max * kLog2e) {}
