@@ -280,8 +280,7 @@ __device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
 template <typename T, int N, typename A>
 __device__ __forceinline__ Pack<T, N> pack_of(const A (&in)[N]) {
   Pack<T, N> p;
-  constexpr bool kPairs = N % 2 == 0 && std::is_same_v<A, float> &&
-                          (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>);
+  constexpr bool kPairs = N % 2 == 0 && std::is_same_v<A, float> && is_16bit_float<T>();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (kPairs) {
     uint32_t w[N / 2];

@@ -138,11 +138,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
       }
     });
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
-    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        coef[j] = column_fwd_coef<T, Log, decltype(fused_c)::value>(coef[j], m[j]);
-    });
+    column_fwd_coefs<T, Log, kFusable>(fused, coef, m);
   }
 
   // Float32 and float64 softmax read back the exps the sum pass left: no shift to follow.

@@ -195,6 +195,17 @@ __device__ __forceinline__ A column_fwd_coef(A s, A b) {
     return FwdOut<Log, sizeof(T) == 2, A>::constant(s, b);
 }
 
+// column_fwd_coef of every column of a thread, under the shifts column_shifts left: coef holds
+// the reduced sums and leaves with the constants.
+template <typename T, bool Log, bool Fusable, int N, typename A>
+__device__ __forceinline__ void column_fwd_coefs(bool fused, A (&coef)[N], const A (&b)[N]) {
+  with_column_shifts<Fusable>(fused, [&](auto fused_c) {
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      coef[j] = column_fwd_coef<T, Log, decltype(fused_c)::value>(coef[j], b[j]);
+  });
+}
+
 // The output of one pack (the column tiers): x as the sum pass left it, dy backward only, b the
 // shifts (forward), coef the reduced sum (backward) or column_fwd_coef (forward). 16-bit softmax
 // takes its exp again, fused with the product (FwdOut): a subtract, an fma and the ex2 an element,
@@ -313,11 +324,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
       }
     });
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
-    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        coef[j] = column_fwd_coef<T, Log, decltype(fused_c)::value>(coef[j], m[j]);
-    });
+    column_fwd_coefs<T, Log, kFusable>(fused, coef, m);
   }
 
   with_column_shifts<kFusable>(fused, [&](auto fused_c) {
