@@ -443,6 +443,16 @@ def test_cuda_tiers(case, log, dtype, rng):
 
 
 @pytest.mark.cuda
+def test_cuda_staged_columns_copied_by_threads():
+    """Tier 4b's cases with its threads' own cp.async copies, where the bulk tensor copy engine
+    takes them by default."""
+    rerun_under_override("MT_SOFTMAX_STAGED_TMA=0",
+                         "(test_cuda_tiers or test_cuda_backward_tiers) and (x128x or x150x or x300x "
+                         "or x1000x or x4096x or x8192x or x9000x or x16384x or x20000x) "
+                         "or inner_dims_with_minus_infinity")
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),

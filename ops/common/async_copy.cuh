@@ -109,4 +109,52 @@ __device__ __forceinline__ void cp_async_wait(int pending) {
 #endif
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MT_HAVE_BULK_COPY 1
+// mbarriers (sm_90+) that count the bytes landing in a block's shared memory, from the bulk copy
+// engine (tile_copy_3d) or a cluster peer's st.async (cluster_reduce.cuh). Each phase takes one
+// arrival, the expect of its bytes (mbarrier_expect_bytes, which bytes may beat), and completes
+// once they have all landed; readers wait for it (mbarrier_wait). All addresses are
+// shared_address values.
+// By one thread: a new mbarrier; then mbarrier_init_fence, and a barrier before its first use.
+__device__ __forceinline__ void mbarrier_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+// Makes the mbarriers this thread initialised visible to the copy engine and the cluster.
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void mbarrier_expect_bytes(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+// Waits until the mbarrier's phase `phase` (0 or 1: its parity) has completed.
+__device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned phase) {
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.b32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(bar), "r"(phase)
+        : "memory");
+  }
+}
+
+// The bulk tensor copy engine (TMA): one instruction, by one thread, copies the box at
+// coordinates (c0, c1, c2) (elements, fastest first) of the 3-D tile map at `map`
+// (tensor_map.cuh; the address of a __grid_constant__ kernel parameter) into this block's shared
+// memory at `dst` (128-byte aligned), counting its bytes on the mbarrier at `bar`. No copy loop,
+// address arithmetic or registers in the threads.
+__device__ __forceinline__ void tile_copy_3d(unsigned dst, const void* map, int c0, int c1, int c2,
+                                             unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+#endif
+
 }  // namespace mt

@@ -155,7 +155,34 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
-  return launch_column_groups<T>(kernel, p, s, ceil_div(npk, tx), tx, cs, threads, smem, int(seg));
+  // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
+  // blocks take at most ~1.4 rounds of those that fit at once: a tile map of x as [outer][axis]
+  // [inner], a box the tile's width by box_rows steps (a divisor of seg), copied by one thread;
+  // box_rows 0: every thread copies its own packs with cp.async. H200 kernel times, two rounds:
+  // [32, 1000, 14, 14] float32 24.2 -> 22.3 us (1.13 rounds), [4096, 4096] over dim 0 float16
+  // 30.0 -> 28.6-29.3 (1.29), [2048, 4096] over dim 0 float32 23.2 -> 22.9 (1.29), [16, 512,
+  // 1024] float16 14.3 -> 14.0 (0.65); over more rounds it lost ([8, 150, 128, 128] float16 23.4
+  // -> 23.8 at 1.55, [64, 128, 56, 56] 29.2 -> 29.7) or tied ([8, 4096, 4096]), and so did the
+  // backward (its y and dy: [8, 4096, 4096] float16 216.5 -> 223.2, [64, 128, 56, 56] 39.5 ->
+  // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). MT_SOFTMAX_STAGED_TMA=0
+  // turns the engine off, =1 on wherever it can run.
+  static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
+  CUtensorMap map_x{};
+  int box_rows = 0;
+  const DeviceInfo& dev = device_info();
+  if (!Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 && s.outer < INT32_MAX &&
+      s.axis < INT32_MAX && s.inner < INT32_MAX) {
+    const int64_t blocks = ceil_div(npk, tx) * s.outer * cs;
+    const int64_t fit = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
+    const int rows = int(std::gcd<int64_t>(seg, 256));
+    const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
+    const uint32_t box[3] = {uint32_t(tx * N), uint32_t(rows), 1};
+    if ((forced_tma > 0 || blocks * 10 <= fit * 14) &&
+        make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
+      box_rows = rows;
+  }
+  return launch_column_groups<T>(kernel, p, s, ceil_div(npk, tx), tx, cs, threads, smem, int(seg),
+                                 map_x, box_rows);
 }
 
 // Tier 4c: an outer index's whole (axis x inner) slab over a cluster, each block a run of whole

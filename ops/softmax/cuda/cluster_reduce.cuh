@@ -19,6 +19,7 @@
 #include <cooperative_groups.h>
 #endif
 
+#include "ops/common/async_copy.cuh"
 #include "ops/common/reduce.cuh"
 
 namespace mt {
@@ -39,33 +40,11 @@ struct ClusterRound {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 namespace cluster_detail {
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return unsigned(__cvta_generic_to_shared(p));
-}
-
 // The address of the same shared-memory location in block `rank` of the cluster.
 __device__ __forceinline__ unsigned peer_addr(unsigned addr, unsigned rank) {
   unsigned out;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(addr), "r"(rank));
   return out;
-}
-
-__device__ __forceinline__ void arrive_expect_bytes(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void wait_phase(unsigned bar, unsigned phase) {
-  unsigned done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-        "selp.b32 %0, 1, 0, p;\n\t}"
-        : "=r"(done)
-        : "r"(bar), "r"(phase)
-        : "memory");
-  }
 }
 
 // Stores a 4-byte word into a peer's shared memory and credits 4 bytes to its mbarrier.
@@ -108,11 +87,8 @@ __device__ __forceinline__ void cluster_wait_all_started() {
 __device__ __forceinline__ void cluster_mbarriers_init(uint64_t (&landed)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (threadIdx.x == 0) {
-    for (int set = 0; set < 2; ++set)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(
-                       cluster_detail::smem_addr(&landed[set]))
-                   : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int set = 0; set < 2; ++set) mbarrier_init(shared_address(&landed[set]));
+    mbarrier_init_fence();
   }
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
@@ -138,18 +114,18 @@ __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSl
   if (round.k == 0) cd::cluster_wait_all_started();
   const int set = round.k & 1;
   const unsigned phase = unsigned(round.k >> 1) & 1u;
-  const unsigned bar = cd::smem_addr(&cs.landed[set]);
-  if (threadIdx.x == 0) cd::arrive_expect_bytes(bar, n * unsigned(sizeof(A)));
+  const unsigned bar = shared_address(&cs.landed[set]);
+  if (threadIdx.x == 0) mbarrier_expect_bytes(bar, n * unsigned(sizeof(A)));
   if (threadIdx.x < n) {
     const unsigned peer = threadIdx.x;
-    const unsigned dst = cd::peer_addr(cd::smem_addr(&cs.slot[set][me]), peer);
+    const unsigned dst = cd::peer_addr(shared_address(&cs.slot[set][me]), peer);
     const unsigned dst_bar = cd::peer_addr(bar, peer);
     uint32_t words[sizeof(A) / 4];
     memcpy(words, &v, sizeof(A));
 #pragma unroll
     for (int w = 0; w < int(sizeof(A) / 4); ++w) cd::push_word(dst + 4 * w, words[w], dst_bar);
   }
-  cd::wait_phase(bar, phase);
+  mbarrier_wait(bar, phase);
   ++round.k;
   if constexpr (std::is_same_v<Op, MaxSumOp>) {
     return maxsum_fold_lanes(cs.slot[set], int(n));  // whole warps: the row tiers' blocks

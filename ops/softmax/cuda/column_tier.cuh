@@ -77,15 +77,15 @@ __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, uint6
   const unsigned width = (1u << tx_log2) * N, TY = blockDim.x >> tx_log2;
   A* inbox = reinterpret_cast<A*>(column_inboxes) + e * cs * width;
   if (e == 0) cd::cluster_wait_all_started();
-  const unsigned bar = cd::smem_addr(&landed[e]);
-  if (threadIdx.x == 0) cd::arrive_expect_bytes(bar, cs * width * unsigned(sizeof(A)));
+  const unsigned bar = shared_address(&landed[e]);
+  if (threadIdx.x == 0) mbarrier_expect_bytes(bar, cs * width * unsigned(sizeof(A)));
   const unsigned me = cooperative_groups::this_cluster().block_rank();
-  const unsigned mine = cd::smem_addr(inbox + me * width + tx * N);
+  const unsigned mine = shared_address(inbox + me * width + tx * N);
   uint32_t words[N * sizeof(A) / 4];
   memcpy(words, v, sizeof(words));
   for (unsigned peer = ty; peer < cs; peer += TY)
     cd::push_words(cd::peer_addr(mine, peer), words, cd::peer_addr(bar, peer));
-  cd::wait_phase(bar, 0);
+  mbarrier_wait(bar, 0);
   load_values<N>(inbox + tx * N, v);
   for (unsigned k = 1; k < cs; ++k) {
     A other[N];
