@@ -167,12 +167,13 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). MT_SOFTMAX_STAGED_TMA=0
   // turns the engine off, =1 on wherever it can run.
   static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
+  const int64_t tiles = ceil_div(npk, tx);
   CUtensorMap map_x{};
   int box_rows = 0;
   const DeviceInfo& dev = device_info();
   if (!Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 && s.outer < INT32_MAX &&
       s.axis < INT32_MAX && s.inner < INT32_MAX) {
-    const int64_t blocks = ceil_div(npk, tx) * s.outer * cs;
+    const int64_t blocks = tiles * s.outer * cs;
     const int64_t fit = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
     const int rows = int(std::gcd<int64_t>(seg, 256));
     const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
@@ -181,8 +182,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
         make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
       box_rows = rows;
   }
-  return launch_column_groups<T>(kernel, p, s, ceil_div(npk, tx), tx, cs, threads, smem, int(seg),
-                                 map_x, box_rows);
+  return launch_column_groups<T>(kernel, p, s, tiles, tx, cs, threads, smem, int(seg), map_x,
+                                 box_rows);
 }
 
 // Tier 4c: an outer index's whole (axis x inner) slab over a cluster, each block a run of whole
