@@ -209,9 +209,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
       const int64_t ring_smem = smem_for(ring, 2);
       const int64_t ring_tiles = ceil_div(s.inner / N, ring.tx), ring_groups = s.outer * ring_tiles;
       int64_t at_once = 0;
-      if (fits(ring_smem) && ring_groups * ring.cs < (int64_t(1) << 31) &&
-          (ring.cs == 1 || (dev.clusters && ring.cs <= kMaxClusterBlocks &&
-                            ring.tx <= kColumnClusterMaxTx))) {
+      if (fits(ring_smem) && (ring.cs == 1 || (dev.clusters && ring.cs <= kMaxClusterBlocks &&
+                                               ring.tx <= kColumnClusterMaxTx))) {
         allow_dynamic_smem(kernel, ring_smem);
         at_once = ring.cs > 1 ? active_clusters(kernel, int(ring.cs), ring_threads, ring_smem)
                               : int64_t(blocks_per_sm(kernel, ring_threads, ring_smem)) * dev.sm_count;
