@@ -453,16 +453,6 @@ def test_cuda_staged_columns_copied_by_threads():
 
 
 @pytest.mark.cuda
-def test_cuda_staged_columns_through_a_ring():
-    """Tier 4b's forward cases with every grid the copy engine can take made a ring of two stages
-    over at most 3 groups at once, so that blocks and clusters loop over many groups (the ring runs
-    by default only where a grid has more groups than fit on the GPU)."""
-    rerun_under_override("MT_SOFTMAX_STAGED_RING=3",
-                         "test_cuda_tiers and (x128x or x150x or x300x or x1000x or x4096x or "
-                         "x8192x or x9000x or x16384x or x20000x) or inner_dims_with_minus_infinity")
-
-
-@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),

@@ -142,13 +142,6 @@ __device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned phase) {
   }
 }
 
-// Orders this thread's earlier ordinary writes to shared memory before later copies by the bulk
-// copy engine (the async proxy) into the same bytes: a block that rewrites a buffer and then has
-// the engine refill it runs this in every writing thread before the barrier ahead of the copy.
-__device__ __forceinline__ void fence_async_proxy_shared() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
 // The bulk tensor copy engine (TMA): one instruction, by one thread, copies the box at
 // coordinates (c0, c1, c2) (elements, fastest first) of the 3-D tile map at `map`
 // (tensor_map.cuh; the address of a __grid_constant__ kernel parameter) into this block's shared

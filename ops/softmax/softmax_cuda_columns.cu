@@ -67,14 +67,13 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   return {packs, tx, ty, cs};
 }
 
-// Launches a column kernel on `groups` groups (at most outer x tiles; a kernel that loops over
-// the rest) of `cs` blocks of `threads` (a cluster a group when cs > 1), `tx` packs along inner;
-// false when that shape cannot run here. The kernel takes (a, b, out, axis, inner, tiles,
-// tx_log2, cs, extra...).
+// Launches a column kernel on `groups` groups of `cs` blocks of `threads` (a cluster a group when
+// cs > 1), `tx` packs along inner; false when that shape cannot run here. The kernel takes
+// (a, b, out, axis, inner, tiles, tx_log2, cs, extra...).
 template <typename T, typename... Params, typename... Extra>
 bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape s, int64_t tiles,
-                          int64_t groups, int64_t tx, int64_t cs, int threads, int64_t smem,
-                          Extra... extra) {
+                          int64_t tx, int64_t cs, int threads, int64_t smem, Extra... extra) {
+  const int64_t groups = s.outer * tiles;
   if (groups * cs >= (int64_t(1) << 31)) return false;
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
@@ -99,8 +98,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
   const int64_t tiles = ceil_div(ceil_div(s.inner, N), plan.tx);
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
-    return launch_column_groups<T>(softmax_column_kernel<T, N, R, Log, Bwd>, p, s, tiles,
-                                   s.outer * tiles, plan.tx, plan.cs, int(plan.tx * plan.ty),
+    return launch_column_groups<T>(softmax_column_kernel<T, N, R, Log, Bwd>, p, s, tiles, plan.tx,
+                                   plan.cs, int(plan.tx * plan.ty),
                                    column_inbox_bytes<T, N, Bwd>(plan.cs, plan.tx));
   };
   if (N != pack_size<T>()) return run(std::integral_constant<int, kMaxPacks>());  // narrow packs
@@ -113,12 +112,6 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
   return false;
 }
 
-// Tier 4b's layout of a group: a block of TX packs along inner by TY steps, CS blocks a group,
-// each staging SEG steps.
-struct StagedPlan {
-  int64_t tx, ty, cs, seg;
-};
-
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
 // block, and in the 16-bit forward wherever the group needs a cluster: halving the cluster helped
@@ -129,11 +122,13 @@ struct StagedPlan {
 // dim 0 float32 64.2 -> 56.0, float16 alike), as do 8-byte packs (rows not 16-byte aligned, e.g.
 // [32, 1000, 14, 14] float16: backward 32.8 -> 28.4 us at 4 blocks instead of 2 of half a line;
 // their forward measured no gain). Narrower still where the axis would need more than 16
-// blocks. `budget`: the bytes a block stages (a stage of them).
-template <typename T, int N, bool Bwd>
-StagedPlan column_staged_plan(SoftmaxShape s, int64_t budget) {
+// blocks; false when even 32-byte tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs
+// along inner a block takes, MT_SOFTMAX_STAGED_KB the shared memory a block stages.
+template <typename T, int N, bool Log, bool Bwd>
+bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
+  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
@@ -154,93 +149,41 @@ StagedPlan column_staged_plan(SoftmaxShape s, int64_t budget) {
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
-  return {tx, ty, cs, ceil_div(ceil_div(s.axis, cs), ty) * ty};
-}
-
-// Tier 4b; false when even 32-byte tiles would need more than 16 blocks a group. Tuning
-// overrides: MT_SOFTMAX_STAGED_TX the packs along inner a block takes, MT_SOFTMAX_STAGED_KB the
-// shared memory a block stages, MT_SOFTMAX_STAGED_TMA=0/1 the bulk tensor copy engine off / on
-// wherever it can run, MT_SOFTMAX_STAGED_RING=0 no ring, N > 0 the ring wherever the engine can
-// run, with at most N groups at once (tests make small grids loop with it),
-// MT_SOFTMAX_STAGED_RING_KB the bytes a ring stage holds.
-template <typename T, int N, bool Log, bool Bwd>
-bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
-  constexpr int64_t kPackBytes = N * int64_t(sizeof(T));
-  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
-  static const int64_t ring_budget = int64_t(env_int("MT_SOFTMAX_STAGED_RING_KB", 32)) * 1024;
-  static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
-  static const int forced_ring = env_int("MT_SOFTMAX_STAGED_RING", -1);
-  const DeviceInfo& dev = device_info();
+  const int threads = int(tx * ty);
+  const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
+  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
+  if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
-  const auto smem_for = [&](const StagedPlan& plan, int stages) {
-    return column_staged_smem<T, N, Bwd>(plan.seg, int(plan.tx), int(plan.tx * plan.ty), plan.cs,
-                                         stages);
-  };
-  const auto fits = [&](int64_t smem) { return smem <= dev.smem_per_block_optin - 4 * 1024; };
-  const StagedPlan plan = column_staged_plan<T, N, Bwd>(s, budget);
-  const int threads = int(plan.tx * plan.ty);
-  const int64_t smem = smem_for(plan, 1);
-  if (!fits(smem)) return false;
   allow_dynamic_smem(kernel, smem);
-  const int64_t tiles = ceil_div(s.inner / N, plan.tx), groups = s.outer * tiles;
-  // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs): a tile map of x
-  // as [outer][axis][inner], a box the tile's width by box_rows steps (a divisor of seg), copied
-  // by one thread; box_rows 0: every thread copies its own packs with cp.async.
-  const bool engine = !Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 &&
-                      s.outer < INT32_MAX && s.axis < INT32_MAX && s.inner < INT32_MAX;
-  const auto tile_map = [&](CUtensorMap* map, const StagedPlan& at) {
-    const int rows = int(std::gcd<int64_t>(at.seg, 256));
-    const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
-    const uint32_t box[3] = {uint32_t(at.tx * N), uint32_t(rows), 1};
-    return make_tile_map_3d(map, p.a, int(sizeof(T)), dims, box) ? rows : 0;
-  };
+  // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
+  // blocks take at most ~1.4 rounds of those that fit at once: a tile map of x as [outer][axis]
+  // [inner], a box the tile's width by box_rows steps (a divisor of seg), copied by one thread;
+  // box_rows 0: every thread copies its own packs with cp.async. H200 kernel times, two rounds:
+  // [32, 1000, 14, 14] float32 24.2 -> 22.3 us (1.13 rounds), [4096, 4096] over dim 0 float16
+  // 30.0 -> 28.6-29.3 (1.29), [2048, 4096] over dim 0 float32 23.2 -> 22.9 (1.29), [16, 512,
+  // 1024] float16 14.3 -> 14.0 (0.65); over more rounds it lost ([8, 150, 128, 128] float16 23.4
+  // -> 23.8 at 1.55, [64, 128, 56, 56] 29.2 -> 29.7) or tied ([8, 4096, 4096]), and so did the
+  // backward (its y and dy: [8, 4096, 4096] float16 216.5 -> 223.2, [64, 128, 56, 56] 39.5 ->
+  // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). MT_SOFTMAX_STAGED_TMA=0
+  // turns the engine off, =1 on wherever it can run.
+  static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
+  const int64_t tiles = ceil_div(npk, tx);
   CUtensorMap map_x{};
-  if (engine) {
+  int box_rows = 0;
+  const DeviceInfo& dev = device_info();
+  if (!Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 && s.outer < INT32_MAX &&
+      s.axis < INT32_MAX && s.inner < INT32_MAX) {
+    const int64_t blocks = tiles * s.outer * cs;
     const int64_t fit = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
-    // More groups than fit at once: a grid of those that do, each block (cluster) looping over
-    // groups through a ring of two stages of ring_budget (half the budget: as many blocks an SM
-    // as one stage of it), the engine filling the next group's stage while it reduces this one.
-    // The grid takes as few groups as keep the rounds it loops through (every block the same
-    // count, no last round on part of the GPU).
-    if (column_staged_loops<T, Bwd>() &&
-        (forced_ring > 0 || (forced_ring < 0 && groups * plan.cs > fit))) {
-      const StagedPlan ring = column_staged_plan<T, N, Bwd>(s, ring_budget);
-      const int ring_threads = int(ring.tx * ring.ty);
-      const int64_t ring_smem = smem_for(ring, 2);
-      const int64_t ring_tiles = ceil_div(s.inner / N, ring.tx), ring_groups = s.outer * ring_tiles;
-      int64_t at_once = 0;
-      if (fits(ring_smem) && (ring.cs == 1 || (dev.clusters && ring.cs <= kMaxClusterBlocks &&
-                                               ring.tx <= kColumnClusterMaxTx))) {
-        allow_dynamic_smem(kernel, ring_smem);
-        at_once = ring.cs > 1 ? active_clusters(kernel, int(ring.cs), ring_threads, ring_smem)
-                              : int64_t(blocks_per_sm(kernel, ring_threads, ring_smem)) * dev.sm_count;
-        if (forced_ring > 0) at_once = std::min<int64_t>(at_once, forced_ring);
-      }
-      const int box_rows = at_once > 0 ? tile_map(&map_x, ring) : 0;
-      const int64_t rounds = box_rows > 0 ? ceil_div(ring_groups, at_once) : 0;
-      if (box_rows > 0 &&
-          launch_column_groups<T>(kernel, p, s, ring_tiles, ceil_div(ring_groups, rounds), ring.tx,
-                                  ring.cs, ring_threads, ring_smem, int(ring.seg), map_x, box_rows,
-                                  ring_groups, 2))
-        return true;
-    }
-    // A grid that takes at most ~1.4 rounds of the blocks that fit at once, staged through one
-    // stage by the engine. H200 kernel times, two rounds: [32, 1000, 14, 14] float32 24.2 -> 22.3
-    // us (1.13 rounds), [4096, 4096] over dim 0 float16 30.0 -> 28.6-29.3 (1.29), [2048, 4096]
-    // over dim 0 float32 23.2 -> 22.9 (1.29), [16, 512, 1024] float16 14.3 -> 14.0 (0.65); over
-    // more rounds it lost ([8, 150, 128, 128] float16 23.4 -> 23.8 at 1.55, [64, 128, 56, 56]
-    // 29.2 -> 29.7) or tied ([8, 4096, 4096]), and so did the backward (its y and dy: [8, 4096,
-    // 4096] float16 216.5 -> 223.2, [64, 128, 56, 56] 39.5 -> 41.4; at 1.3 rounds [2048, 4096]
-    // over dim 0 float32 29.6 -> 30.0).
-    if (forced_tma > 0 || groups * plan.cs * 10 <= fit * 14) {
-      const int box_rows = tile_map(&map_x, plan);
-      if (box_rows > 0)
-        return launch_column_groups<T>(kernel, p, s, tiles, groups, plan.tx, plan.cs, threads,
-                                       smem, int(plan.seg), map_x, box_rows, groups, 1);
-    }
+    const int rows = int(std::gcd<int64_t>(seg, 256));
+    const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
+    const uint32_t box[3] = {uint32_t(tx * N), uint32_t(rows), 1};
+    if ((forced_tma > 0 || blocks * 10 <= fit * 14) &&
+        make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
+      box_rows = rows;
   }
-  return launch_column_groups<T>(kernel, p, s, tiles, groups, plan.tx, plan.cs, threads, smem,
-                                 int(plan.seg), map_x, 0, groups, 1);
+  return launch_column_groups<T>(kernel, p, s, tiles, tx, cs, threads, smem, int(seg), map_x,
+                                 box_rows);
 }
 
 // Tier 4c: an outer index's whole (axis x inner) slab over a cluster, each block a run of whole

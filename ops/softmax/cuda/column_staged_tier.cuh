@@ -28,62 +28,41 @@
 
 namespace mt {
 
-// Dynamic shared memory of a block of `threads` in a cluster of cs: the cluster's inboxes,
-// `stages` stages of `seg` steps of TX packs of N elements of x (and of dy backward), then
-// column_allreduce's scratch.
+// Dynamic shared memory of a block of `threads` in a cluster of cs: the cluster's inboxes, `seg`
+// steps of TX packs of N elements of x (and of dy backward), then column_allreduce's scratch.
 template <typename T, int N, bool Bwd>
-inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs, int stages = 1) {
+inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) {
   const int64_t scratch = column_allreduce_scratch(threads, tx, N);
-  return column_inbox_bytes<T, N, Bwd>(cs, tx) +
-         stages * seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) +
+  return column_inbox_bytes<T, N, Bwd>(cs, tx) + seg * tx * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1) +
          scratch * int64_t(sizeof(acc_t<T>));
-}
-
-// Whether the kernel's blocks may loop over groups through a ring of stages: the 16- and 32-bit
-// forward's. Every other kernel takes one group a block, compiled as such (the loop's state took
-// the float32 backward from 32 registers to 58 and spilled the float64 forward's).
-template <typename T, bool Bwd>
-constexpr bool column_staged_loops() {
-  return !Bwd && sizeof(T) <= 4;
 }
 
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
 // inner or the pointers allow no more (16-bit [32, 1000, 14, 14]: 392-byte rows); the host sends
 // only tensors whose inner is a multiple of N and whose pointers are aligned to a pack.
-// `groups` = outer x tiles; a grid of fewer (clusters of) blocks loops over them, group += the
-// groups the grid covers. box_rows > 0: the forward's copies by the bulk tensor copy engine,
-// box_rows steps a box; then `stages` 2 makes the stage a ring: the engine fills the next group's
-// stage while the block reduces this one, so the copies of one group overlap the arithmetic and
-// stores of the last (a block would otherwise load, reduce and store in series, and a grid of more
-// groups than fit at once runs its last round on part of the GPU: [4096, 4096] over dim 0 in
-// float16 took 1.29 rounds at 55% of copy).
 template <typename T, int N, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
                                  T* __restrict__ out, int64_t axis, int64_t inner, int64_t tiles,
                                  int tx_log2, int cs, int seg,
-                                 const __grid_constant__ CUtensorMap map_x, int box_rows,
-                                 int64_t groups, int stages) {
+                                 const __grid_constant__ CUtensorMap map_x, int box_rows) {
   using A = acc_t<T>;
   using P = Pack<T, N>;
-  // Inboxes, then the stages, from a 128-byte line (kCopyLineBytes).
+  // Inboxes, then the stage, from a 128-byte line (kCopyLineBytes).
   extern __shared__ __align__(kCopyLineBytes) unsigned char stage_raw[];
   __shared__ uint64_t landed[2];  // the cluster's exchanges
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  constexpr bool kLoops = column_staged_loops<T, Bwd>();
-  if constexpr (!kLoops) stages = 1;
+  const int64_t group = blockIdx.x / unsigned(cs);
   const int64_t first = int64_t(blockIdx.x % unsigned(cs)) * seg;  // the block's first step
-  // Groups (< 2^31: the host's grid bound) in 32-bit arithmetic: their divisions by `tiles` are
-  // the only ones in the loop.
-  const unsigned group_step = gridDim.x / unsigned(cs), ntiles = unsigned(tiles);
-  const unsigned ngroups = unsigned(groups);
-  const int stage_packs = seg * TX * (Bwd ? 2 : 1);
-  P* const stages_at = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));
-  A* scratch = reinterpret_cast<A*>(stages_at + int64_t(stages) * stage_packs);  // column_allreduce's
+  const int64_t col = (group % tiles * TX + tx) * N;
+  // Steps this thread stages (none for a pack past inner, or a block past the axis).
+  const int steps = col < inner ? int(std::clamp<int64_t>(axis - first, 0, seg)) : 0;
+  const int64_t offset = group / tiles * axis * inner + first * inner + col;
+  P* sa = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));  // [seg][TX]
+  [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
+  A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
   if (cs > 1) cluster_mbarriers_init(landed);
-  // The block's steps of the axis (none for a block past it).
-  const int rows = int(std::clamp<int64_t>(axis - first, 0, seg));
   // Thread (tx, ty) takes `count` steps, ty, ty + TY, ...: its packs are a stride of TY * TX
   // packs apart in the stage and TY rows apart in the tensors. The loops below walk pointers by
   // those strides (index arithmetic a step took 10-16 instructions a pack in 64 bits). 16-bit
@@ -92,142 +71,114 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   // float32 went from 46.0 to 47.5 us: each step's shared-memory load waited alone).
   constexpr int kUnroll = sizeof(T) == 2 ? 1 : 4;
   const int ty_log2 = 31 - __clz(TY);  // TY is a power of two
+  const int count = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
   const int stage_stride = TY * TX;
   const int64_t row_stride = int64_t(TY) * inner;
-  const unsigned group0 = blockIdx.x / unsigned(cs);
+  P* const mine = sa + ty * TX + tx;
+  [[maybe_unused]] P* const mine_b = sb + ty * TX + tx;
+  const int64_t first_offset = offset + int64_t(ty) * inner;
+  // L2 fetches the 256 bytes around each copy: the rest of a tile narrower than that is read
+  // by the blocks of the neighbouring tiles, which run at the same time (H100 kernel times,
+  // with the same hint in tiers 4 and 4a: [8, 4096, 4096] over dim 1 257.6 -> 247.3 us in
+  // float16, [4096, 4096] over dim 0 45.0 -> 42.8, [32, 1000, 14, 14] 23.4 -> 22.4; float32
+  // within 1%).
 #if defined(MT_HAVE_BULK_COPY)
-  // The bulk tensor copy engine: one thread copies the block's steps of a group's tile, box_rows
-  // at a time, counted on the stage's mbarrier, which every thread waits for (each reads slots
-  // another may have copied).
-  constexpr bool kEngine = !Bwd && sizeof(P) == 16;
-  __shared__ uint64_t staged[2];
-  const auto engine_fill = [&](unsigned group, int stage) {
-    const int boxes = (rows + box_rows - 1) / box_rows;
-    const unsigned box_bytes = unsigned(box_rows * TX * sizeof(P));
-    const unsigned bar = shared_address(&staged[stage]);
-    mbarrier_expect_bytes(bar, unsigned(boxes) * box_bytes);
-    const unsigned dst = shared_address(stages_at + int64_t(stage) * stage_packs);
-    const int c0 = int(group % ntiles * TX * N), c2 = int(group / ntiles);
-    for (int i = 0; i < boxes; ++i)
-      tile_copy_3d(dst + unsigned(i) * box_bytes, &map_x, c0, int(first) + i * box_rows, c2, bar);
-  };
-  if (kEngine && box_rows > 0) {
+  if (!Bwd && sizeof(P) == 16 && box_rows > 0) {
+    // One thread copies the block's steps of the tile, box_rows at a time, with the bulk tensor
+    // copy engine; every thread waits for them all (each reads slots another may have copied).
+    __shared__ uint64_t staged;
+    const unsigned bar = shared_address(&staged);
     if (threadIdx.x == 0) {
-      for (int st = 0; st < stages; ++st) mbarrier_init(shared_address(&staged[st]));
+      mbarrier_init(bar);
       mbarrier_init_fence();
     }
     __syncthreads();
-    if (threadIdx.x == 0 && stages > 1 && group0 < ngroups) engine_fill(group0, 0);
-  }
-#endif
-
-  int round = 0;  // the block's groups so far
-  for (unsigned group = group0; (kLoops || round == 0) && group < ngroups;
-       group += group_step, ++round) {
-    const int stage = stages > 1 ? round & 1 : 0;
-    const int64_t col = (int64_t(group % ntiles) * TX + tx) * N;
-    // Steps this thread stages (none for a pack past inner).
-    const int steps = col < inner ? rows : 0;
-    const int count = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
-    const int64_t first_offset = int64_t(group / ntiles) * axis * inner + (first + ty) * inner + col;
-    P* const mine = stages_at + int64_t(stage) * stage_packs + ty * TX + tx;
-    [[maybe_unused]] P* const mine_b = mine + int64_t(seg) * TX;
-    // L2 fetches the 256 bytes around each copy: the rest of a tile narrower than that is read
-    // by the blocks of the neighbouring tiles, which run at the same time (H100 kernel times,
-    // with the same hint in tiers 4 and 4a: [8, 4096, 4096] over dim 1 257.6 -> 247.3 us in
-    // float16, [4096, 4096] over dim 0 45.0 -> 42.8, [32, 1000, 14, 14] 23.4 -> 22.4; float32
-    // within 1%).
-#if defined(MT_HAVE_BULK_COPY)
-    if (kEngine && box_rows > 0) {
-      // Every thread is done with the stage the engine refills next: the one read last round
-      // (stages 2), or this one (a single stage that loops). Exps written back into it go first.
-      if (round > 0) {
-        if constexpr (column_keeps_exp<T, Log>()) fence_async_proxy_shared();
-        __syncthreads();
-      }
-      if (threadIdx.x == 0) {
-        if (stages == 1)
-          engine_fill(group, 0);
-        else if (group + group_step < ngroups)
-          engine_fill(group + group_step, stage ^ 1);
-      }
-      mbarrier_wait(shared_address(&staged[stage]), unsigned(stages > 1 ? round >> 1 : round) & 1u);
-    } else
-#endif
-    {  // cp.async: each thread copies the packs it reads
-      const T* ga = a + first_offset;
-      [[maybe_unused]] const T* gb = Bwd ? b + first_offset : nullptr;
-      const unsigned stage_step = unsigned(stage_stride * sizeof(P));
-      unsigned sa_at = shared_address(mine);
-      [[maybe_unused]] const unsigned b_apart = unsigned((mine_b - mine) * sizeof(P));
-#pragma unroll kUnroll
-      for (int k = 0; k < count; ++k, ga += row_stride, sa_at += stage_step) {
-        cp_async_to<sizeof(P), true>(sa_at, ga);
-        if constexpr (Bwd) {
-          cp_async_to<sizeof(P), true>(sa_at + b_apart, gb);
-          gb += row_stride;
-        }
-      }
-      cp_async_commit();
-      cp_async_wait(0);
+    if (threadIdx.x == 0) {
+      const int rows = int(std::clamp<int64_t>(axis - first, 0, seg));
+      const int boxes = (rows + box_rows - 1) / box_rows;
+      const unsigned box_bytes = unsigned(box_rows * TX * sizeof(P));
+      mbarrier_expect_bytes(bar, unsigned(boxes) * box_bytes);
+      const int c0 = int(group % tiles * TX * N), c2 = int(group / tiles);
+      for (int i = 0; i < boxes; ++i)
+        tile_copy_3d(shared_address(sa) + unsigned(i) * box_bytes, &map_x, c0,
+                     int(first) + i * box_rows, c2, bar);
     }
+    mbarrier_wait(bar, 0);
+  } else
+#endif
+  {  // cp.async: each thread copies the packs it reads
+    const T* ga = a + first_offset;
+    [[maybe_unused]] const T* gb = Bwd ? b + first_offset : nullptr;
+    const unsigned stage_step = unsigned(stage_stride * sizeof(P));
+    unsigned sa_at = shared_address(mine);
+    [[maybe_unused]] const unsigned b_apart = unsigned((mine_b - mine) * sizeof(P));
+#pragma unroll kUnroll
+    for (int k = 0; k < count; ++k, ga += row_stride, sa_at += stage_step) {
+      cp_async_to<sizeof(P), true>(sa_at, ga);
+      if constexpr (Bwd) {
+        cp_async_to<sizeof(P), true>(sa_at + b_apart, gb);
+        gb += row_stride;
+      }
+    }
+    cp_async_commit();
+    cp_async_wait(0);
+  }
 
-    A coef[N];
-    [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
-    constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, fast_forward_exp<T>()>();
-    [[maybe_unused]] bool fused = false;
-    if constexpr (Bwd) {
+  A coef[N];
+  [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
+  constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, fast_forward_exp<T>()>();
+  [[maybe_unused]] bool fused = false;
+  if constexpr (Bwd) {
 #pragma unroll
-      for (int j = 0; j < N; ++j) coef[j] = 0;
+    for (int j = 0; j < N; ++j) coef[j] = 0;
+#pragma unroll kUnroll
+    for (int k = 0; k < count; ++k) {
+      A y[N], dy[N];
+      unpack<N>(load_whole(mine + k * stage_stride), y);
+      unpack<N>(load_whole(mine_b + k * stage_stride), dy);
+#pragma unroll
+      for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
+    }
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 0, tx_log2);
+  } else {
+    // The max and the sum are two exchanges: one exchange of (max, sum) pairs measured slower
+    // (each of the block's threads folds every pair with two exact exps).
+    P mx;  // the max in the storage type (16-bit: two elements an instruction)
+#pragma unroll
+    for (int j = 0; j < N; ++j) mx.v[j] = T(-INFINITY);
+#pragma unroll kUnroll
+    for (int k = 0; k < count; ++k) mx = pack_max(mx, load_whole(mine + k * stage_stride));
+    unpack<N>(mx, m);
+    column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
+    fused = column_shifts<T, kFusable>(m);
+#pragma unroll
+    for (int j = 0; j < N; ++j) coef[j] = 0;
+    with_column_shifts<kFusable>(fused, [&](auto fused_c) {
 #pragma unroll kUnroll
       for (int k = 0; k < count; ++k) {
-        A y[N], dy[N];
-        unpack<N>(load_whole(mine + k * stage_stride), y);
-        unpack<N>(load_whole(mine_b + k * stage_stride), dy);
-#pragma unroll
-        for (int j = 0; j < N; ++j) coef[j] += bwd_term<Log>(y[j], dy[j]);
-      }
-      column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 0, tx_log2, round);
-    } else {
-      // The max and the sum are two exchanges: one exchange of (max, sum) pairs measured slower
-      // (each of the block's threads folds every pair with two exact exps).
-      P mx;  // the max in the storage type (16-bit: two elements an instruction)
-#pragma unroll
-      for (int j = 0; j < N; ++j) mx.v[j] = T(-INFINITY);
-#pragma unroll kUnroll
-      for (int k = 0; k < count; ++k) mx = pack_max(mx, load_whole(mine + k * stage_stride));
-      unpack<N>(mx, m);
-      column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2, round);
-      fused = column_shifts<T, kFusable>(m);
-#pragma unroll
-      for (int j = 0; j < N; ++j) coef[j] = 0;
-      with_column_shifts<kFusable>(fused, [&](auto fused_c) {
-#pragma unroll kUnroll
-        for (int k = 0; k < count; ++k) {
-          A x[N];
-          unpack<N>(load_whole(mine + k * stage_stride), x);
-          column_exp_sum<T, Log, fast_forward_exp<T>(), decltype(fused_c)::value>(x, m, coef);
-          if constexpr (column_keeps_exp<T, Log>())
-            store_whole(mine + k * stage_stride, pack_of<T>(x));
-        }
-      });
-      column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2, round);
-      column_fwd_coefs<T, Log, kFusable>(fused, coef, m);
-    }
-
-    // Float32 and float64 softmax read back the exps the sum pass left: no shift to follow.
-    with_column_shifts<kFusable && !column_keeps_exp<T, Log>()>(fused, [&](auto fused_c) {
-      T* go = out + first_offset;
-#pragma unroll kUnroll
-      for (int k = 0; k < count; ++k, go += row_stride) {
-        A x[N], dy[N], o[N];
+        A x[N];
         unpack<N>(load_whole(mine + k * stage_stride), x);
-        if constexpr (Bwd) unpack<N>(load_whole(mine_b + k * stage_stride), dy);
-        column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, m, coef, o);
-        store_global_whole(reinterpret_cast<P*>(go), pack_of<T>(o));
+        column_exp_sum<T, Log, fast_forward_exp<T>(), decltype(fused_c)::value>(x, m, coef);
+        if constexpr (column_keeps_exp<T, Log>())
+          store_whole(mine + k * stage_stride, pack_of<T>(x));
       }
     });
+    column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
+    column_fwd_coefs<T, Log, kFusable>(fused, coef, m);
   }
+
+  // Float32 and float64 softmax read back the exps the sum pass left: no shift to follow.
+  with_column_shifts<kFusable && !column_keeps_exp<T, Log>()>(fused, [&](auto fused_c) {
+    T* go = out + first_offset;
+#pragma unroll kUnroll
+    for (int k = 0; k < count; ++k, go += row_stride) {
+      A x[N], dy[N], o[N];
+      unpack<N>(load_whole(mine + k * stage_stride), x);
+      if constexpr (Bwd) unpack<N>(load_whole(mine_b + k * stage_stride), dy);
+      column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, m, coef, o);
+      store_global_whole(reinterpret_cast<P*>(go), pack_of<T>(o));
+    }
+  });
 }
 
 }  // namespace mt

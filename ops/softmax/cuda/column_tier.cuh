@@ -51,13 +51,8 @@ constexpr int column_max_packs() {
 // columns from its own inbox once they have all landed. A cluster barrier and every thread's
 // reads of cs remote slots took ~30% of [8, 4096, 4096] float16 backward's stall samples (ncu,
 // H200). Each exchange (the forward's max then sum, the backward's sum) has an inbox and an
-// mbarrier of its own and runs once a group; a block that has folded its last exchange receives
-// nothing more and exits without waiting for its peers. A cluster that loops over groups (tier
-// 4b's forward ring) runs exchange e of round r (its r-th group) on phase r of e's mbarrier. A
-// peer pushes round r + 1 of e only after it has folded every block's round r of the other
-// exchange, which this block's threads push only past a barrier (column_allreduce's, or the
-// warp's shuffles) that every one of them reaches after reading round r of e: no push
-// overwrites an inbox before it has been read. (The backward's lone exchange never loops.)
+// mbarrier of its own and runs once a kernel, so a block that has folded its last exchange
+// receives nothing more and exits without waiting for its peers.
 //
 // The inboxes, [exchange][cs][TX * N], open the block's dynamic shared memory, so that their
 // address is a constant: a pointer to them held through the kernel cost tier 4b's float16
@@ -69,20 +64,19 @@ __host__ __device__ inline int64_t column_inbox_bytes(int64_t cs, int64_t tx) {
   return cs > 1 ? (bytes + kCopyLineBytes - 1) / kCopyLineBytes * kCopyLineBytes : 0;
 }
 
-// Exchange `e` of round `round` of `v` (the block's partials, the same in every ty) over the cs
-// blocks of the cluster: thread (tx, ty) pushes them to blocks ty, ty + TY, ... The first
-// exchange first waits for every block to have readied its mbarriers (cluster_mbarriers_init).
+// Exchange `e` of `v` (the block's partials, the same in every ty) over the cs blocks of the
+// cluster: thread (tx, ty) pushes them to blocks ty, ty + TY, ... The first exchange first waits
+// for every block to have readied its mbarriers (cluster_mbarriers_init).
 template <int N, typename A, typename Op>
 __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, uint64_t (&landed)[2],
-                                                         unsigned cs, int e, int tx_log2,
-                                                         int round) {
+                                                         unsigned cs, int e, int tx_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cd = cluster_detail;
   extern __shared__ __align__(kCopyLineBytes) unsigned char column_inboxes[];
   const int tx = threadIdx.x & ((1 << tx_log2) - 1), ty = threadIdx.x >> tx_log2;
   const unsigned width = (1u << tx_log2) * N, TY = blockDim.x >> tx_log2;
   A* inbox = reinterpret_cast<A*>(column_inboxes) + e * cs * width;
-  if (e == 0 && round == 0) cd::cluster_wait_all_started();
+  if (e == 0) cd::cluster_wait_all_started();
   const unsigned bar = shared_address(&landed[e]);
   if (threadIdx.x == 0) mbarrier_expect_bytes(bar, cs * width * unsigned(sizeof(A)));
   const unsigned me = cooperative_groups::this_cluster().block_rank();
@@ -91,7 +85,7 @@ __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, uint6
   memcpy(words, v, sizeof(words));
   for (unsigned peer = ty; peer < cs; peer += TY)
     cd::push_words(cd::peer_addr(mine, peer), words, cd::peer_addr(bar, peer));
-  mbarrier_wait(bar, unsigned(round) & 1u);
+  mbarrier_wait(bar, 0);
   load_values<N>(inbox + tx * N, v);
   for (unsigned k = 1; k < cs; ++k) {
     A other[N];
@@ -104,13 +98,13 @@ __device__ __forceinline__ void column_cluster_allreduce(A (&v)[N], Op op, uint6
 
 // One column reduction over the group: registers were reduced by the caller; here the block
 // (`scratch`: column_allreduce's) and, when the group spans a cluster of cs > 1, the cluster
-// (exchange e of the cluster's `round`-th group: column_cluster_allreduce).
+// (exchange e).
 template <int N, typename A, typename Op>
 __device__ __forceinline__ void column_group_allreduce(A (&v)[N], Op op, A* scratch,
                                                        uint64_t (&landed)[2], unsigned cs, int e,
-                                                       int tx_log2, int round = 0) {
+                                                       int tx_log2) {
   column_allreduce<N>(v, op, scratch, tx_log2);
-  if (cs > 1) column_cluster_allreduce<N>(v, op, landed, cs, e, tx_log2, round);
+  if (cs > 1) column_cluster_allreduce<N>(v, op, landed, cs, e, tx_log2);
 }
 
 // Whether the sum pass leaves exp(x - m) in x, to be stored back for the output pass.
