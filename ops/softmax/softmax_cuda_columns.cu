@@ -114,7 +114,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block, and in the 16-bit forward wherever the group needs a cluster: halving the cluster helped
+// block (not in the float32 forward: see below), and in the 16-bit forward wherever the group
+// needs a cluster: halving the cluster helped
 // the 16-bit [8, 4096, 4096] more (274 -> 256 us) than the wider tile, which helped the float32
 // forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy, keeps the
 // line-wide tile (H200, once the column reductions took a thread a column, 16 blocks instead of
@@ -145,7 +146,11 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1) {
-    if ((sizeof(T) == 2 && !Bwd) || blocks_for(kLine / 2) == 1) tx = kLine / 2;
+    // The float32 forward keeps its line-wide tile even where half of one would hold the group in
+    // one block: a cluster of two blocks of line-wide boxes for the copy engine ran faster than
+    // one block of 64-byte ones (H100 kernel times: [32, 1000, 14, 14] 28.3 -> 26.1 us).
+    const bool line_kept = std::is_same_v<T, float> && !Bwd && kPackBytes == 16;
+    if ((sizeof(T) == 2 && !Bwd) || (!line_kept && blocks_for(kLine / 2) == 1)) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
