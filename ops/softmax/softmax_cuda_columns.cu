@@ -114,8 +114,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block (not in the float32 forward: see below), and in the 16-bit forward wherever the group
-// needs a cluster: halving the cluster helped
+// block (in the float32 and float64 forward only within a round: beyond_a_round), and in the
+// 16-bit forward wherever the group needs a cluster: halving the cluster helped
 // the 16-bit [8, 4096, 4096] more (274 -> 256 us) than the wider tile, which helped the float32
 // forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy, keeps the
 // line-wide tile (H200, once the column reductions took a thread a column, 16 blocks instead of
@@ -140,17 +140,31 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
     return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
   };
+  auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
+  // Whether one-block groups of tx packs would take more than one round of the blocks that fit
+  // at once. There the float32 and float64 forward keep the line-wide tile, clusters of two or
+  // more blocks a group, rather than the half line that one block holds; within one round the
+  // single blocks won. H100 kernel times, float32: [32, 1000, 14, 14] 27.9 -> 26.0-26.9 us (416
+  // blocks of half a line, 396 at once), [16, 600, 1024] 30.1 -> 29.4; halved, [8, 1024, 512]
+  // 15.3 (16.0 line-wide), [16, 768, 256] 12.8 (13.5). float64 line-wide: [32, 1000, 14, 14]
+  // 44.2 -> 42.8, [8, 1024, 512] 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
+  const auto beyond_a_round = [&](int64_t tx) {
+    const int64_t ty = ty_for(tx), seg = ceil_div(s.axis, ty) * ty;
+    const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), 1);
+    if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
+    allow_dynamic_smem(kernel, smem);
+    const int64_t fit = int64_t(blocks_per_sm(kernel, int(tx * ty), smem)) * device_info().sm_count;
+    return s.outer * ceil_div(npk, tx) > fit;
+  };
   int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
   if (forced_tx > 0) {
     tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1) {
-    // The float32 forward keeps its line-wide tile even where half of one would hold the group in
-    // one block: a cluster of two blocks of line-wide boxes for the copy engine ran faster than
-    // one block of 64-byte ones (H100 kernel times: [32, 1000, 14, 14] 28.3 -> 26.1 us).
-    const bool line_kept = std::is_same_v<T, float> && !Bwd && kPackBytes == 16;
-    if ((sizeof(T) == 2 && !Bwd) || (!line_kept && blocks_for(kLine / 2) == 1)) tx = kLine / 2;
+    if ((sizeof(T) == 2 && !Bwd) ||
+        (blocks_for(kLine / 2) == 1 && !(!Bwd && kPackBytes == 16 && beyond_a_round(kLine / 2))))
+      tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
@@ -158,7 +172,6 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
   const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
   if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
-  auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   allow_dynamic_smem(kernel, smem);
   // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
   // blocks take at most ~1.4 rounds of those that fit at once: a tile map of x as [outer][axis]
