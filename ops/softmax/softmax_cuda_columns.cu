@@ -162,9 +162,10 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1) {
-    if ((sizeof(T) == 2 && !Bwd) ||
-        (blocks_for(kLine / 2) == 1 && !(!Bwd && kPackBytes == 16 && beyond_a_round(kLine / 2))))
-      tx = kLine / 2;
+    const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
+    const bool one_block_pays =
+        blocks_for(kLine / 2) == 1 && !(wide_forward && beyond_a_round(kLine / 2));
+    if ((sizeof(T) == 2 && !Bwd) || one_block_pays) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
