@@ -648,6 +648,8 @@ def test_cuda_short_inner(case, log, dtype, rng):
     "MT_SOFTMAX_COLUMN_SLAB=1",      # tier 4c wherever it can run (784 columns too)
     "MT_SOFTMAX_SLAB_CLUSTER=16",    # slabs over up to 16 blocks of a few rows each
     "MT_SOFTMAX_SLAB_THREADS=32",    # one period of packs a block: each thread takes many
+    "MT_SOFTMAX_SLAB_BATCHES=1",     # every copy in one batch, reduced once all have landed
+    "MT_SOFTMAX_SLAB_BATCHES=8",     # the most batches: short runs leave some of them empty
 ])
 def test_cuda_short_inner_under_overrides(setting):
     """The short-inner cases (and the inner dims with -inf parts) under each override."""

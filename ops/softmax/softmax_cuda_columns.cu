@@ -211,14 +211,22 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // would not all be resident at once (then the old tiers measured faster). The blocks a slab
 // takes: of those that keep every block resident, the one whose runs are nearest 64 KB (H100,
 // [32, 1000, 14, 14] float16: runs of 32 KB 19.4 us, 48 KB 18.5, 64 KB 17.7, 96 KB 20.2).
+// The copies land in four batches, each reduced while the later ones are on their way (H100
+// kernel times against one batch reduced in two passes once all had landed: float32 [64, 2048,
+// 49] 26.8 -> 23.8-24.1 us, [64, 1000, 7, 7] 15.2 -> 14.5; float16 [32, 1000, 14, 14] 17.4 ->
+// 17.0-17.1, [64, 2048, 49] 16.7 -> 16.4, but [64, 1000, 7, 7] 10.8 -> 11.0 and [8, 2048, 64]
+// 9.3 -> 9.9, whose 32 blocks pay for the running max's rescaling; one batch 17.9 us on [32,
+// 1000, 14, 14] float16, two 17.2, eight 17.5). Blocks of 512 or 1024 threads lost (19.4, 22.0).
 // Tuning overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the
-// run's budget, MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes.
+// run's budget, MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes, MT_SOFTMAX_SLAB_BATCHES the
+// batches (1-8).
 template <typename T, bool Log, bool Bwd>
 bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int N = pack_size<T>();
   static const int want_threads = env_int("MT_SOFTMAX_SLAB_THREADS", 256);
   static const int64_t budget = int64_t(env_int("MT_SOFTMAX_SLAB_KB", 64)) * 1024;
   static const int forced_cs = env_int("MT_SOFTMAX_SLAB_CLUSTER", 0);
+  static const int batches = std::clamp(env_int("MT_SOFTMAX_SLAB_BATCHES", 4), 1, 8);
   if (!p.aligned() || (s.axis * s.inner) % N != 0 || s.inner > INT32_MAX) return false;
   const int64_t common = std::gcd<int64_t>(N, s.inner);
   const int64_t period = s.inner / common, period_rows = N / common;
@@ -277,10 +285,10 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   if (cs > 1) {
     if (!dev.clusters) return false;
     return launch_clustered(kernel, s.outer, int(cs), threads, smem, a, b, out, s.axis,
-                            int(s.inner), int(period), int(rows), int(cs));
+                            int(s.inner), int(period), int(rows), int(cs), batches);
   }
   kernel<<<unsigned(s.outer), threads, smem>>>(a, b, out, s.axis, int(s.inner), int(period),
-                                               int(rows), 1);
+                                               int(rows), 1, batches);
   MT_CUDA_CHECK_LAUNCH();
   return true;
 }

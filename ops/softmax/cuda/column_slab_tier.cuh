@@ -14,11 +14,11 @@
 // takes rows [b * rows, (b + 1) * rows), rows a whole number of periods, so that every block's run
 // starts 16-byte aligned with the same columns for the same j.
 //
-// Per column, forward: the thread's max, the block's (through `scratch`), the thread's sum of
-// exps shifted by the block's max, the block's sum, then one exchange of (max, sum) pairs across
-// the cluster (distributed shared memory, one cluster barrier); backward: sums only. A thread
-// reads back only the packs it copied itself, so no barrier stands between the copies landing and
-// the arithmetic.
+// Per column, forward: the thread's running (max, sum) as its batches of copies land, the block's
+// max (through `scratch`), the thread's sum rescaled to it, the block's sum, then one exchange of
+// (max, sum) pairs across the cluster (distributed shared memory, one cluster barrier); backward:
+// sums only. A thread reads back only the packs it copied itself, so no barrier stands between
+// the copies landing and the arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -112,14 +112,21 @@ __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const 
 // a: x (forward) or y (backward); b: dy (backward). The host sends only 16-byte aligned pointers,
 // slabs of a whole number of packs (axis * inner a multiple of N) and blocks of whole warps.
 // `period`: W packs; `rows`: a block's rows (a whole number of periods); the cluster has cs
-// blocks.
+// blocks. `batches` (1..8): the thread's copies are committed in that many batches, and each is
+// reduced as soon as it lands while the later ones are still on their way, so that the SM's
+// arithmetic overlaps its loads instead of following them (one round of blocks: every SM loads,
+// then reduces, then stores, and DRAM would idle through the reductions). The forward keeps a
+// running (max, sum) a column: a batch's max first, the sum rescaled once a batch, then the
+// batch's exps; the output takes exp again (no exp is kept in the slab: the batches' shifts
+// differ).
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSlabMaxThreads)
     softmax_column_slab_kernel(const T* __restrict__ a, const T* __restrict__ b,
                                T* __restrict__ out, int64_t axis, int inner, int period, int rows,
-                               int cs) {
+                               int cs, int batches) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
+  constexpr bool kFastExp = fast_forward_exp<T>();
   using P = Pack<T, N>;
   extern __shared__ __align__(kCopyLineBytes) unsigned char slab_raw[];
   const int64_t slab = blockIdx.x / unsigned(cs);
@@ -139,14 +146,23 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   const int stride = int(blockDim.x) / period * period;
   const int j = threadIdx.x % period;
   const int mine = int(threadIdx.x) < stride ? int(threadIdx.x) : packs;  // spare threads: none
+  // Batch t holds the thread's trips [t * per_batch, (t + 1) * per_batch) (trips of the thread
+  // with the most packs, so that every thread's batches hold the same trips).
+  const int trips = (packs + stride - 1) / stride;
+  const int per_batch = (trips + batches - 1) / batches;
+  const auto each_pack_of_batch = [&](int t, auto&& fn) {
+    const int end = min(packs, mine + stride * (t + 1) * per_batch);
+    for (int k = mine + stride * t * per_batch; k < end; k += stride) fn(k);
+  };
   const P* src_a = reinterpret_cast<const P*>(a + start);
   [[maybe_unused]] const P* src_b = reinterpret_cast<const P*>(b + start);
-  for (int k = mine; k < packs; k += stride) {
-    cp_async<sizeof(P), true>(&sa[k], &src_a[k]);
-    if constexpr (Bwd) cp_async<sizeof(P), true>(&sb[k], &src_b[k]);
+  for (int t = 0; t < batches; ++t) {
+    each_pack_of_batch(t, [&](int k) {
+      cp_async<sizeof(P), true>(&sa[k], &src_a[k]);
+      if constexpr (Bwd) cp_async<sizeof(P), true>(&sb[k], &src_b[k]);
+    });
+    cp_async_commit();
   }
-  cp_async_commit();
-  cp_async_wait(0);
   int col[N];  // the columns of this thread's packs
 #pragma unroll
   for (int i = 0; i < N; ++i) col[i] = (j * N + i) % inner;
@@ -156,42 +172,57 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
     __syncthreads();
   };
 
-  A coef[N];
-  [[maybe_unused]] A m[N];
+  A coef[N];  // the thread's sums a column (forward: of exp(x - m))
+#pragma unroll
+  for (int i = 0; i < N; ++i) coef[i] = 0;
   if constexpr (Bwd) {
+    for (int t = 0; t < batches; ++t) {
+      cp_async_wait(batches - 1 - t);
+      each_pack_of_batch(t, [&](int k) {
+        A y[N], dy[N];
+        unpack<N>(load_whole(&sa[k]), y);
+        unpack<N>(load_whole(&sb[k]), dy);
 #pragma unroll
-    for (int i = 0; i < N; ++i) coef[i] = 0;
-    for (int k = mine; k < packs; k += stride) {
-      A y[N], dy[N];
-      unpack<N>(load_whole(&sa[k]), y);
-      unpack<N>(load_whole(&sb[k]), dy);
-#pragma unroll
-      for (int i = 0; i < N; ++i) coef[i] += bwd_term<Log>(y[i], dy[i]);
+        for (int i = 0; i < N; ++i) coef[i] += bwd_term<Log>(y[i], dy[i]);
+      });
     }
     leave_partials(coef);
     slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
   } else {
-    P mx;  // the thread's max in the storage type (16-bit: two elements an instruction)
+    A m[N];  // the thread's running max a column; coef holds the sums of exp(x - exp_shift(m))
 #pragma unroll
-    for (int i = 0; i < N; ++i) mx.v[i] = T(-INFINITY);
-    for (int k = mine; k < packs; k += stride) mx = pack_max(mx, load_whole(&sa[k]));
-    unpack<N>(mx, m);
+    for (int i = 0; i < N; ++i) m[i] = A(-INFINITY);
+    for (int t = 0; t < batches; ++t) {
+      cp_async_wait(batches - 1 - t);
+      P mx;  // the batch's max in the storage type (16-bit: two elements an instruction)
+#pragma unroll
+      for (int i = 0; i < N; ++i) mx.v[i] = T(-INFINITY);
+      each_pack_of_batch(t, [&](int k) { mx = pack_max(mx, load_whole(&sa[k])); });
+      A shift[N];
+      unpack<N>(mx, shift);
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const A moved = nan_max(m[i], shift[i]);
+        // Not rescaled while the max stays; a sum of nothing but -inf is 0 whatever its factor.
+        if (moved != m[i]) coef[i] *= elem_exp<kFastExp>(m[i] - moved);
+        m[i] = moved;
+        shift[i] = exp_shift(moved);
+      }
+      each_pack_of_batch(t, [&](int k) {
+        A x[N];
+        unpack<N>(load_whole(&sa[k]), x);
+#pragma unroll
+        for (int i = 0; i < N; ++i) coef[i] += elem_exp<kFastExp>(x[i] - shift[i]);
+      });
+    }
     leave_partials(m);
     slab_fold_columns<N>(scratch, inner, period, A(-INFINITY), MaxOp(), colmax);
     __syncthreads();
-    // The sum of exps under the block's max (exp_shift: 0 for a column of only -inf here).
-    A shift[N];
+    // The sums rescaled to the block's max of their column (those of only -inf stay 0).
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      m[i] = colmax[col[i]];
-      shift[i] = exp_shift(m[i]);
-      coef[i] = 0;
-    }
-    for (int k = mine; k < packs; k += stride) {
-      A x[N];
-      unpack<N>(load_whole(&sa[k]), x);
-      column_exp_sum<T, Log>(x, shift, coef);
-      if constexpr (column_keeps_exp<T, Log>()) store_whole(&sa[k], pack_of<T>(x));
+      const A block_max = colmax[col[i]];
+      if (m[i] != block_max) coef[i] *= elem_exp<kFastExp>(m[i] - block_max);
     }
     leave_partials(coef);
     slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
@@ -217,17 +248,26 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   for (int i = 0; i < N; ++i) {
     mf[i] = final_max[col[i]];
     coef[i] = final_coef[col[i]];
-    // Forward float32 / float64 softmax: x holds exp(x - block max), rescaled to the cluster's
-    // max (0 where the block saw only -inf; a column of only -inf stays NaN through coef).
-    if constexpr (!Bwd && column_keeps_exp<T, Log>())
-      coef[i] *= m[i] == A(-INFINITY) ? A(0) : acc_exp(m[i] - mf[i]);
   }
   P* dst = reinterpret_cast<P*>(out + start);
   for (int k = mine; k < packs; k += stride) {
-    A x[N], dy[N], o[N];
+    A x[N], o[N];
     unpack<N>(load_whole(&sa[k]), x);
-    if constexpr (Bwd) unpack<N>(load_whole(&sb[k]), dy);
-    column_out<T, Log, Bwd>(x, dy, mf, coef, o);
+    if constexpr (Bwd) {
+      A dy[N];
+      unpack<N>(load_whole(&sb[k]), dy);
+#pragma unroll
+      for (int i = 0; i < N; ++i) o[i] = bwd_out<Log, sizeof(T) == 2>(x[i], dy[i], coef[i]);
+    } else {
+      // 16-bit: exp and product in one ex2 (FwdOut); float32 the hardware ex2 as its sums took.
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        if constexpr (sizeof(T) == 2)
+          o[i] = FwdOut<Log, true, A>::apply(x[i], mf[i], coef[i]);
+        else
+          o[i] = fwd_out<Log, kFastExp>(x[i], mf[i], coef[i]);
+      }
+    }
     store_global_whole(&dst[k], pack_of<T>(o));
   }
   if (cs > 1) cluster_wait_for_peers();
