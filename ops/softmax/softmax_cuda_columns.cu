@@ -214,9 +214,9 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // The copies land in four batches, each reduced while the later ones are on their way (H100
 // kernel times against one batch reduced in two passes once all had landed: float32 [64, 2048,
 // 49] 26.8 -> 23.8-24.1 us, [64, 1000, 7, 7] 15.2 -> 14.5; float16 [32, 1000, 14, 14] 17.4 ->
-// 17.0-17.1, [64, 2048, 49] 16.7 -> 16.4, but [64, 1000, 7, 7] 10.8 -> 11.0 and [8, 2048, 64]
-// 9.3 -> 9.9, whose 32 blocks pay for the running max's rescaling; one batch 17.9 us on [32,
-// 1000, 14, 14] float16, two 17.2, eight 17.5). Blocks of 512 or 1024 threads lost (19.4, 22.0).
+// 16.9-17.1, [64, 2048, 49] 16.7 -> 16.4, but [64, 1000, 7, 7] 10.8 -> 11.0 and [8, 2048, 64]
+// 9.3 -> 9.9 (8.4 with the few slabs' shorter runs below); one batch 17.9 us on [32, 1000, 14,
+// 14] float16, two 17.2, eight 17.5). Blocks of 512 or 1024 threads lost (19.4, 22.0).
 // Tuning overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the
 // run's budget, MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes, MT_SOFTMAX_SLAB_BATCHES the
 // batches (1-8).
@@ -260,8 +260,13 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
     int64_t sizes[kMaxClusterBlocks];
     const int tries = dev.clusters ? kMaxClusterBlocks : 1;
     for (int i = 0; i < tries; ++i) sizes[i] = i + 1;
+    // Few slabs take runs of half the budget where the budget's would leave more than half the
+    // SMs without a block (H100, [8, 2048, 64] float16: 32 blocks of 64 KB 10.0 us, 64 of 32 KB
+    // 8.4, 48 of 43 KB 9.4).
+    const int64_t aim =
+        s.outer * ceil_div(s.axis * row_bytes, budget) < dev.sm_count / 2 ? budget / 2 : budget;
     const auto off = [&](int64_t c) {
-      return std::abs(std::log(double(rows_for(c) * row_bytes) / double(budget)));
+      return std::abs(std::log(double(rows_for(c) * row_bytes) / double(aim)));
     };
     std::stable_sort(sizes, sizes + tries, [&](int64_t x, int64_t y) { return off(x) < off(y); });
     for (int i = 0; i < tries && cs == 0; ++i)

@@ -109,6 +109,17 @@ __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const 
   return r;
 }
 
+// Whether the forward takes its sums under the block's max once every batch has landed, keeping
+// the exps in the slab for the output (one exp an element), instead of a running sum as the
+// batches land and the exp again in the output: float64 softmax, whose accurate exp costs more
+// than the overlap gains (H100 kernel times, [64, 2048, 49]: 54.5 us kept, 65.8 running; [64,
+// 1000, 7, 7] 31.3 kept, 32.5 before the batches). float32 runs faster with the running sum
+// ([64, 2048, 49] 24.1 us, 25.8 kept; [64, 1000, 7, 7] 14.4, 15.1).
+template <typename T, bool Log, bool Bwd>
+constexpr bool slab_keeps_exp() {
+  return !Bwd && column_keeps_exp<T, Log>() && sizeof(T) == 8;
+}
+
 // a: x (forward) or y (backward); b: dy (backward). The host sends only 16-byte aligned pointers,
 // slabs of a whole number of packs (axis * inner a multiple of N) and blocks of whole warps.
 // `period`: W packs; `rows`: a block's rows (a whole number of periods); the cluster has cs
@@ -118,7 +129,7 @@ __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const 
 // then reduces, then stores, and DRAM would idle through the reductions). The forward keeps a
 // running (max, sum) a column: a batch's max first, the sum rescaled once a batch, then the
 // batch's exps; the output takes exp again (no exp is kept in the slab: the batches' shifts
-// differ).
+// differ). float64 softmax (slab_keeps_exp) takes only its max as the batches land.
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSlabMaxThreads)
     softmax_column_slab_kernel(const T* __restrict__ a, const T* __restrict__ b,
@@ -127,6 +138,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
   constexpr bool kFastExp = fast_forward_exp<T>();
+  constexpr bool kKeepExp = slab_keeps_exp<T, Log, Bwd>();
   using P = Pack<T, N>;
   extern __shared__ __align__(kCopyLineBytes) unsigned char slab_raw[];
   const int64_t slab = blockIdx.x / unsigned(cs);
@@ -173,6 +185,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   };
 
   A coef[N];  // the thread's sums a column (forward: of exp(x - m))
+  [[maybe_unused]] A m[N];  // forward: the thread's running max, then (kKeepExp) the block's
 #pragma unroll
   for (int i = 0; i < N; ++i) coef[i] = 0;
   if constexpr (Bwd) {
@@ -189,7 +202,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
     leave_partials(coef);
     slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
   } else {
-    A m[N];  // the thread's running max a column; coef holds the sums of exp(x - exp_shift(m))
+    // Unless kKeepExp, coef holds the sums of exp(x - exp_shift(m)) under the running max.
 #pragma unroll
     for (int i = 0; i < N; ++i) m[i] = A(-INFINITY);
     for (int t = 0; t < batches; ++t) {
@@ -203,26 +216,47 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         const A moved = nan_max(m[i], shift[i]);
-        // Not rescaled while the max stays; a sum of nothing but -inf is 0 whatever its factor.
-        if (moved != m[i]) coef[i] *= elem_exp<kFastExp>(m[i] - moved);
+        if constexpr (!kKeepExp) {
+          // Not rescaled while the max stays; a sum of nothing but -inf is 0 whatever its factor.
+          if (moved != m[i]) coef[i] *= elem_exp<kFastExp>(m[i] - moved);
+          shift[i] = exp_shift(moved);
+        }
         m[i] = moved;
-        shift[i] = exp_shift(moved);
       }
-      each_pack_of_batch(t, [&](int k) {
-        A x[N];
-        unpack<N>(load_whole(&sa[k]), x);
+      if constexpr (!kKeepExp) {
+        each_pack_of_batch(t, [&](int k) {
+          A x[N];
+          unpack<N>(load_whole(&sa[k]), x);
 #pragma unroll
-        for (int i = 0; i < N; ++i) coef[i] += elem_exp<kFastExp>(x[i] - shift[i]);
-      });
+          for (int i = 0; i < N; ++i) coef[i] += elem_exp<kFastExp>(x[i] - shift[i]);
+        });
+      }
     }
     leave_partials(m);
     slab_fold_columns<N>(scratch, inner, period, A(-INFINITY), MaxOp(), colmax);
     __syncthreads();
-    // The sums rescaled to the block's max of their column (those of only -inf stay 0).
+    if constexpr (kKeepExp) {
+      // The sum pass under the block's max of each column, its exps left in the slab (exp_shift:
+      // 0 for a column of only -inf here); m becomes that max.
+      A shift[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const A block_max = colmax[col[i]];
-      if (m[i] != block_max) coef[i] *= elem_exp<kFastExp>(m[i] - block_max);
+      for (int i = 0; i < N; ++i) {
+        m[i] = colmax[col[i]];
+        shift[i] = exp_shift(m[i]);
+      }
+      for (int k = mine; k < packs; k += stride) {
+        A x[N];
+        unpack<N>(load_whole(&sa[k]), x);
+        column_exp_sum<T, Log>(x, shift, coef);
+        store_whole(&sa[k], pack_of<T>(x));
+      }
+    } else {
+      // The sums rescaled to the block's max of their column (those of only -inf stay 0).
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const A block_max = colmax[col[i]];
+        if (m[i] != block_max) coef[i] *= elem_exp<kFastExp>(m[i] - block_max);
+      }
     }
     leave_partials(coef);
     slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
@@ -248,25 +282,21 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   for (int i = 0; i < N; ++i) {
     mf[i] = final_max[col[i]];
     coef[i] = final_coef[col[i]];
+    // Kept exps, exp(x - block max), rescaled to the cluster's max (0 where the block saw only
+    // -inf; a column of only -inf stays NaN through coef).
+    if constexpr (kKeepExp) coef[i] *= m[i] == A(-INFINITY) ? A(0) : acc_exp(m[i] - mf[i]);
   }
   P* dst = reinterpret_cast<P*>(out + start);
   for (int k = mine; k < packs; k += stride) {
-    A x[N], o[N];
+    A x[N], dy[N], o[N];
     unpack<N>(load_whole(&sa[k]), x);
-    if constexpr (Bwd) {
-      A dy[N];
-      unpack<N>(load_whole(&sb[k]), dy);
+    if constexpr (Bwd) unpack<N>(load_whole(&sb[k]), dy);
+    if constexpr (!Bwd && !kKeepExp && column_keeps_exp<T, Log>()) {
+      // float32 softmax: exp again (the running sums kept none), on the hardware ex2 as they took.
 #pragma unroll
-      for (int i = 0; i < N; ++i) o[i] = bwd_out<Log, sizeof(T) == 2>(x[i], dy[i], coef[i]);
+      for (int i = 0; i < N; ++i) o[i] = fwd_out<Log, kFastExp>(x[i], mf[i], coef[i]);
     } else {
-      // 16-bit: exp and product in one ex2 (FwdOut); float32 the hardware ex2 as its sums took.
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        if constexpr (sizeof(T) == 2)
-          o[i] = FwdOut<Log, true, A>::apply(x[i], mf[i], coef[i]);
-        else
-          o[i] = fwd_out<Log, kFastExp>(x[i], mf[i], coef[i]);
-      }
+      column_out<T, Log, Bwd>(x, dy, mf, coef, o);
     }
     store_global_whole(&dst[k], pack_of<T>(o));
   }
