@@ -15,7 +15,10 @@
 # overrides are read once per process. AB_ALT_FLAGS="-DNAME ..." builds the working tree once more
 # with those CUDA flags (an experiment behind a macro) and runs it too (--tag alt); several
 # experiments apart by `|` ("-DA|-DA -DB") build one tree each (--tag alt1, alt2, ...);
-# AB_ALT_TESTS=0 runs the tests on the new build only.
+# AB_ALT_TESTS=0 runs the tests on the new build only. AB_BASE_WHEEL=WHEEL (a minitensor wheel,
+# or a folder holding one, carried in the call) installs that as the base instead of building
+# .ab_base/, so the working tree builds alone on every core; each run leaves the new build's wheel
+# in $OUT/ab_new_wheel/ (when $OUT is set), ready to be the next call's base.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -28,22 +31,36 @@ case "${1:-}" in
     ;;
   run)
     shift
-    [ -f "$base/CMakeLists.txt" ] || { echo "no base tree: run 'bash scripts/gpu_ab.sh prepare' first" >&2; exit 2; }
+    base_wheel=${AB_BASE_WHEEL:-}
+    if [ -n "$base_wheel" ]; then
+      [ -d "$base_wheel" ] && base_wheel=$(ls "$base_wheel"/minitensor-*.whl 2>/dev/null | head -1)
+      [ -f "$base_wheel" ] || { echo "AB_BASE_WHEEL: no minitensor wheel at ${AB_BASE_WHEEL}" >&2; exit 2; }
+    else
+      [ -f "$base/CMakeLists.txt" ] || { echo "no base tree: run 'bash scripts/gpu_ab.sh prepare' first" >&2; exit 2; }
+    fi
     export PYTHONUNBUFFERED=1
     start=$(date +%s)
-    half=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+    # Cores a build: all of them for the working tree alone, else shared by the trees built at once.
+    alt_flags=()
+    [ -n "${AB_ALT_FLAGS:-}" ] && IFS='|' read -r -a alt_flags <<<"$AB_ALT_FLAGS"
+    builds=$((1 + ${#alt_flags[@]}))
+    [ -z "$base_wheel" ] && builds=$((builds + 1))
+    cores=$(( $(nproc) / builds > 0 ? $(nproc) / builds : 1 ))
     build() {  # source folder, wheel folder, log
-      (cd "$1" && CMAKE_BUILD_PARALLEL_LEVEL=$half python3 -m pip wheel --no-build-isolation --no-deps \
+      (cd "$1" && CMAKE_BUILD_PARALLEL_LEVEL=$cores python3 -m pip wheel --no-build-isolation --no-deps \
         -w "$2" . >"$3" 2>&1) || { tail -40 "$3"; return 1; }
     }
-    # The base builds in a copy of its own: scikit-build-core keeps its build folder in the source.
-    rm -rf /tmp/ab_base_src && cp -r "$base" /tmp/ab_base_src
+    rm -rf /tmp/ab_wheel_new /tmp/ab_wheel_base
     build "$repo" /tmp/ab_wheel_new /tmp/ab_build_new.log & new_pid=$!
-    build /tmp/ab_base_src /tmp/ab_wheel_base /tmp/ab_build_base.log & base_pid=$!
+    base_pid=
+    if [ -z "$base_wheel" ]; then
+      # The base builds in a copy of its own: scikit-build-core keeps its build folder in the source.
+      rm -rf /tmp/ab_base_src && cp -r "$base" /tmp/ab_base_src
+      build /tmp/ab_base_src /tmp/ab_wheel_base /tmp/ab_build_base.log & base_pid=$!
+    fi
     # Experiments: tags and flags, one tree each (scikit-build-core builds in the source folder).
     alts=() alt_pids=()
-    if [ -n "${AB_ALT_FLAGS:-}" ]; then
-      IFS='|' read -r -a alt_flags <<<"$AB_ALT_FLAGS"
+    if [ "${#alt_flags[@]}" -gt 0 ]; then
       for i in "${!alt_flags[@]}"; do
         tag=alt; [ "${#alt_flags[@]}" -gt 1 ] && tag=alt$((i + 1))
         alts+=("$tag")
@@ -54,7 +71,14 @@ case "${1:-}" in
       done
     fi
     wait $new_pid || exit 1
-    wait $base_pid || exit 1
+    if [ -n "$base_pid" ]; then
+      wait "$base_pid" || exit 1
+    else
+      mkdir -p /tmp/ab_wheel_base && cp "$base_wheel" /tmp/ab_wheel_base/
+    fi
+    if [ -n "${OUT:-}" ]; then
+      mkdir -p "$OUT/ab_new_wheel" && cp /tmp/ab_wheel_new/minitensor-*.whl "$OUT/ab_new_wheel/"
+    fi
     for i in "${!alts[@]}"; do
       wait "${alt_pids[$i]}" || exit 1
       rm -rf "/tmp/mt_${alts[$i]}"
