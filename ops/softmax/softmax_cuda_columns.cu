@@ -216,7 +216,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
 // 49] 26.8 -> 23.8-24.1 us, [64, 1000, 7, 7] 15.2 -> 14.5; float16 [32, 1000, 14, 14] 17.4 ->
 // 16.9-17.1, [64, 2048, 49] 16.7 -> 16.4, but [64, 1000, 7, 7] 10.8 -> 11.0 and [8, 2048, 64]
 // 9.3 -> 9.9 (8.4 with the few slabs' shorter runs below); one batch 17.9 us on [32, 1000, 14,
-// 14] float16, two 17.2, eight 17.5). Blocks of 512 or 1024 threads lost (19.4, 22.0).
+// 14] float16, two 17.2, eight 17.5; blocks of 512 or 1024 threads there: 19.4, 22.0).
 // Tuning overrides: MT_SOFTMAX_SLAB_THREADS the block size it aims for, MT_SOFTMAX_SLAB_KB the
 // run's budget, MT_SOFTMAX_SLAB_CLUSTER the blocks a slab takes, MT_SOFTMAX_SLAB_BATCHES the
 // batches (1-8).
