@@ -227,8 +227,7 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
         each_pack_of_batch(t, [&](int k) {
           A x[N];
           unpack<N>(load_whole(&sa[k]), x);
-#pragma unroll
-          for (int i = 0; i < N; ++i) coef[i] += elem_exp<kFastExp>(x[i] - shift[i]);
+          column_exp_sum<T, Log>(x, shift, coef);  // (float32 softmax's exps left in x: unused)
         });
       }
     }
