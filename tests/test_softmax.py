@@ -566,13 +566,15 @@ def test_cuda_16bit_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shift", [-64.0, 60.0, 3000.0])
-@pytest.mark.parametrize("shape", [(4, 21, 3136), (2, 300, 136), (2, 9000, 40)], ids=str)
+@pytest.mark.parametrize("shape", [(4, 21, 3136), (2, 300, 136), (2, 9000, 40), (2, 1000, 196)],
+                         ids=str)
 def test_cuda_column_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype, rng):
     # The column tiers (4a: a short axis in registers; 4b: a block's and a cluster's shared
-    # memory) take a softmax's exps as one fma and the hardware ex2 where every column max of a
-    # thread is within 64 (16-bit; float32 in 4b: any finite max under 2^126), else with the
-    # subtraction first (column_shifts): maxima on either side of 64 between the columns of one
-    # thread (-64, 60 +- a few), and far past it.
+    # memory; 4c: a slab's running sums and its output, 16-bit only) take a softmax's exps as one
+    # fma and the hardware ex2 where every column max (4c: running max) of a thread is within 64
+    # (16-bit; float32 in 4b: any finite max under 2^126), else with the subtraction first
+    # (column_shifts): maxima on either side of 64 between the columns of one thread (-64, 60 +-
+    # a few), and far past it.
     data = random_input(rng, shape) + shift
     check_forward(make_tensor(data, dtype, "cuda"), 1, log)
 
@@ -626,11 +628,11 @@ def test_cuda_long_rows_under_overrides(setting):
 # number of packs in some dtypes (999 x 196: the old tiers), a last block of fewer rows, one block
 # a slab (704 x 49, 4000 x 10), slabs whose blocks take more than one wave (80 x 1024 x 49 in
 # float64 and in the float32 backward), more than 16 blocks' worth and slabs too small (the old
-# tiers).
+# tiers), and more columns than a block has threads (500 in 16-bit: the folds take two passes).
 SHORT_INNER_CASES = [((2, 1000, 196), 1), ((3, 999, 196), 1), ((2, 2000, 49), 1), ((4, 704, 49), 1),
                      ((5, 4000, 10), 1), ((2, 12000, 3), 1), ((2, 4096, 64), 1), ((2, 600, 784), 1),
                      ((1, 20000, 196), 1), ((64, 2, 196), 1), ((4, 64, 49), 1), ((80, 1024, 49), 1),
-                     ((2, 20000, 2), 1)]
+                     ((2, 20000, 2), 1), ((2, 130, 500), 1)]
 
 
 @pytest.mark.cuda
@@ -660,7 +662,8 @@ def test_cuda_short_inner_under_overrides(setting):
 # these from scripts/gpu_check.sh (`-k sanitizer_subset`), where every kernel runs ~100x slower.
 SANITIZER_CASES = [((64, 7), 1), ((300, 1000), 1), ((200, 1025), 1), ((4, 12288), 1), ((2, 65536), 1),
                    ((1, 262145), 1), ((2, 128, 7), 1), ((1, 4096, 33), 1), ((2, 21, 3136), 1),
-                   ((1, 2048, 64), 1), ((200, 4104), 1), ((100, 40008), 1), ((2, 1000, 196), 1)]
+                   ((1, 2048, 64), 1), ((200, 4104), 1), ((100, 40008), 1), ((2, 1000, 196), 1),
+                   ((2, 130, 500), 1)]
 
 
 @pytest.mark.cuda

@@ -34,9 +34,9 @@ struct ColumnPlan {
 
 // small_blocks: 128 threads a block instead of 256 (16-bit forward: [16, 21, 256, 256] 37.7 ->
 // 35.8 us, [32, 4, 256, 256] 16.0 -> 14.9 us on an H100; the backward: see launch_column_tiers).
-template <int N, bool Bwd>
+template <typename T, int N, bool Bwd>
 ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_blocks) {
-  constexpr int kMaxPacks = column_max_packs<Bwd>();
+  constexpr int kMaxPacks = column_max_packs<T, Bwd>();
   const int64_t npk = ceil_div(s.inner, N);
   // Tuning overrides: MT_SOFTMAX_COLUMN_PACKS forces R (a power of two), MT_SOFTMAX_COLUMN_THREADS
   // the block size, MT_SOFTMAX_COLUMN_MIN_TX the fewest packs along inner a block takes.
@@ -48,10 +48,10 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or in
   // the forward half as many where that pads the axis less (33 steps: 9 x 4, not 5 x 8). The
   // backward keeps its 4 (H100, [16, 21, 256, 256] float16: 6 x 4 48.4 us, 11 x 2 55.3; float32
-  // within 1%). Narrow packs (a misaligned inner) always take the most: they are compiled for
-  // that alone.
+  // within 1%), as does the float64 forward (11 x 2 there: 161.7 us, 6 x 4 122.0). Narrow packs
+  // (a misaligned inner) always take the most: they are compiled for that alone.
   int packs = std::clamp(next_pow2(forced_packs > 0 ? forced_packs : s.axis), 2, kMaxPacks);
-  if (!Bwd && forced_packs <= 0 && packs == kMaxPacks && packs > 2 &&
+  if (!Bwd && forced_packs <= 0 && packs == kMaxPacks && packs >= 8 &&
       ceil_div(s.axis, packs / 2) * (packs / 2) < ceil_div(s.axis, packs) * packs)
     packs /= 2;
   if (narrow_packs) packs = kMaxPacks;
@@ -94,7 +94,7 @@ bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape
 // cannot run here).
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
-  constexpr int kMaxPacks = column_max_packs<Bwd>();
+  constexpr int kMaxPacks = column_max_packs<T, Bwd>();
   const int64_t tiles = ceil_div(ceil_div(s.inner, N), plan.tx);
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
@@ -242,7 +242,7 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
     return ceil_div(ceil_div(s.axis, cs), period_rows) * period_rows;
   };
   const auto smem_for = [&](int64_t cs) {
-    return column_slab_smem<T, Bwd>(rows_for(cs), s.inner, threads);
+    return column_slab_smem<T, Log, Bwd>(rows_for(cs), s.inner, threads);
   };
   const auto one_wave = [&](int64_t cs) {
     const int64_t smem = smem_for(cs), blocks = ceil_div(s.axis, rows_for(cs));
@@ -333,7 +333,7 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   // else tier 4a, in packs of n elements.
   const auto in_packs = [&](auto n_c, bool narrow_packs, bool small_blocks, bool prefer_staged) {
     constexpr int n = decltype(n_c)::value;
-    const ColumnPlan plan = column_register_plan<n, Bwd>(s, narrow_packs, small_blocks);
+    const ColumnPlan plan = column_register_plan<T, n, Bwd>(s, narrow_packs, small_blocks);
     const bool narrow_tile =
         plan.tx * n * int64_t(sizeof(T)) < 128 && plan.tx < ceil_div(s.inner, n);
     if (staged > 0 || (staged == 0 && (narrow_tile || prefer_staged)))
@@ -355,7 +355,7 @@ bool launch_column_tiers(const Ptrs& p, SoftmaxShape s) {
   if constexpr (sizeof(T) == 2) {
     if (packs_of(4)) return in_packs(std::integral_constant<int, 4>(), true, false, false);
   }
-  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<1, Bwd>(s, true, false));
+  return launch_column_tier<T, 1, Log, Bwd>(p, s, column_register_plan<T, 1, Bwd>(s, true, false));
 }
 
 // Tier 4: inner > 1.

@@ -35,16 +35,6 @@ namespace mt {
 
 constexpr int kSlabMaxThreads = 512;
 
-// Dynamic shared memory of a block of `threads` taking `rows` rows of `inner` columns: the rows
-// of x (and of dy backward), the threads' partials, the block's max and sum per column (what the
-// cluster reads) and the columns' final max and coefficient.
-template <typename T, bool Bwd>
-inline int64_t column_slab_smem(int64_t rows, int64_t inner, int threads) {
-  using A = acc_t<T>;
-  constexpr int N = pack_size<T>();
-  const int64_t run = (rows * inner + N - 1) / N * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
-  return run + (int64_t(threads) * N + 4 * inner) * int64_t(sizeof(A));
-}
 
 // Folds each column's partials into `folded[column]`. Thread t left its N values at t * N, so with
 // W = period threads a group and a period of P rows, partial p (of the G * P a column has: thread
@@ -70,9 +60,45 @@ __device__ __forceinline__ void slab_fold_columns(const V* scratch, int inner, i
   }
 }
 
+// The forward's fold of (max, sum) pairs in one pass where a max fold, a rescale of every
+// thread's sums and a sum fold took two (three barriers, and each thread's N exps): partial p of
+// column c is (maxes[p * inner + c], sums[p * inner + c]), laid out as slab_fold_columns' are.
+// The lanes of a column take its max first, then their sums under it (maxsum_combine's rule: a
+// partial at the max, or empty, is not rescaled), so each partial takes one exp and none is
+// rescaled twice. Fast: elem_exp's (the running sums' own rescale).
+template <bool Fast, int N, typename A>
+__device__ __forceinline__ void slab_fold_column_pairs(const A* maxes, const A* sums, int inner,
+                                                       int period, A* colmax, A* colsum) {
+  const int threads = int(blockDim.x), parts = threads / period * (period * N / inner);
+  int lanes = 1;
+  while (lanes < 32 && lanes < parts && 2 * lanes * inner <= threads) lanes *= 2;
+  const int lane = int(threadIdx.x) & (lanes - 1), columns_a_pass = threads / lanes;
+  for (int first = 0; first < inner; first += columns_a_pass) {  // the same trips in every warp
+    const int c = first + int(threadIdx.x) / lanes;
+    A m = A(-INFINITY), s = A(0);
+    if (c < inner)
+      for (int part = lane; part < parts; part += lanes) m = nan_max(m, maxes[part * inner + c]);
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+      m = nan_max(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    if (c < inner) {
+      for (int part = lane; part < parts; part += lanes) {
+        const A pm = maxes[part * inner + c], ps = sums[part * inner + c];
+        s += pm == m ? ps : ps * elem_exp<Fast>(pm - m);
+      }
+    }
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+      s += __shfl_xor_sync(0xffffffffu, s, offset);
+    if (c < inner && lane == 0) {
+      colmax[c] = m;
+      colsum[c] = s;
+    }
+  }
+}
+
 // The cluster's (max, sum) of column c from every block's colmax / colsum (Bwd: sums only). The
-// peers' values are read eight blocks at a time, all eight loads issued before any is used.
-template <bool Bwd, typename A>
+// peers' values are read eight blocks at a time, all eight loads issued before any is used; the
+// sums are rescaled on elem_exp<Fast> (the blocks' own folds' exp).
+template <bool Bwd, bool Fast, typename A>
 __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const A* colsum, int c,
                                                          int cs) {
   MaxSum<A> r = {Bwd ? A(0) : colmax[c], colsum[c]};
@@ -99,9 +125,10 @@ __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const 
       A mx = r.m;
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) mx = nan_max(mx, pm[k]);
-      A sum = r.m == mx ? r.s : r.s * acc_exp(r.m - mx);
+      A sum = r.m == mx ? r.s : r.s * elem_exp<Fast>(r.m - mx);
 #pragma unroll
-      for (int k = 0; k < kBatch; ++k) sum += pm[k] == mx ? ps[k] : ps[k] * acc_exp(pm[k] - mx);
+      for (int k = 0; k < kBatch; ++k)
+        sum += pm[k] == mx ? ps[k] : ps[k] * elem_exp<Fast>(pm[k] - mx);
       r = {mx, sum};
     }
   }
@@ -118,6 +145,25 @@ __device__ __forceinline__ MaxSum<A> slab_cluster_column(const A* colmax, const 
 template <typename T, bool Log, bool Bwd>
 constexpr bool slab_keeps_exp() {
   return !Bwd && column_keeps_exp<T, Log>() && sizeof(T) == 8;
+}
+
+// Partials a thread leaves a column for the block's fold: a (max, sum) pair in the forward's
+// running sums, else one value at a time (kept exps: the max, then the sum; backward: the sum).
+template <typename T, bool Log, bool Bwd>
+constexpr int slab_partials() {
+  return Bwd || slab_keeps_exp<T, Log, Bwd>() ? 1 : 2;
+}
+
+// Dynamic shared memory of a block of `threads` taking `rows` rows of `inner` columns: the rows
+// of x (and of dy backward), the threads' partials, the block's max and sum per column (what the
+// cluster reads) and the columns' final max and coefficient.
+template <typename T, bool Log, bool Bwd>
+inline int64_t column_slab_smem(int64_t rows, int64_t inner, int threads) {
+  using A = acc_t<T>;
+  constexpr int N = pack_size<T>();
+  const int64_t run = (rows * inner + N - 1) / N * N * int64_t(sizeof(T)) * (Bwd ? 2 : 1);
+  const int64_t partials = int64_t(threads) * N * slab_partials<T, Log, Bwd>();
+  return run + (partials + 4 * inner) * int64_t(sizeof(A));
 }
 
 // a: x (forward) or y (backward); b: dy (backward). The host sends only 16-byte aligned pointers,
@@ -139,6 +185,11 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   constexpr int N = pack_size<T>();
   constexpr bool kFastExp = fast_forward_exp<T>();
   constexpr bool kKeepExp = slab_keeps_exp<T, Log, Bwd>();
+  // 16-bit softmax takes its exps in the fused form (column_fusable_exp: one fma and the ex2)
+  // wherever a thread's shifts allow (column_shifts), in the running sums and in the output. Not
+  // float32: its sums and its output take exps under different shifts here, so the rounding of
+  // the fused shift would not cancel out (16-bit outputs absorb it: column_fused_max).
+  constexpr bool kFuse = column_fusable_exp<T, Log, kFastExp>() && sizeof(T) == 2 && !Bwd;
   using P = Pack<T, N>;
   extern __shared__ __align__(kCopyLineBytes) unsigned char slab_raw[];
   const int64_t slab = blockIdx.x / unsigned(cs);
@@ -150,8 +201,11 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
   const int run_packs = (rows * inner + N - 1) / N;
   P* sa = reinterpret_cast<P*>(slab_raw);
   [[maybe_unused]] P* sb = sa + run_packs;
-  A* scratch = reinterpret_cast<A*>(sa + run_packs * (Bwd ? 2 : 1));  // [threads][N]
-  A* colmax = scratch + blockDim.x * N;  // [inner] each: the block's, then the cluster's
+  // The threads' partials, [slab_partials][threads][N] (maxes, then sums where pairs); then
+  // [inner] each: the block's max and sum per column (then the cluster's), the final max and
+  // coefficient.
+  A* scratch = reinterpret_cast<A*>(sa + run_packs * (Bwd ? 2 : 1));
+  A* colmax = scratch + blockDim.x * N * slab_partials<T, Log, Bwd>();
   A* colsum = colmax + inner;
   A* final_max = colsum + inner;
   A* final_coef = final_max + inner;
@@ -175,9 +229,10 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
     });
     cp_async_commit();
   }
-  int col[N];  // the columns of this thread's packs
+  int col[N];  // the columns of this thread's packs (one modulo, not one a column)
+  col[0] = j * N % inner;
 #pragma unroll
-  for (int i = 0; i < N; ++i) col[i] = (j * N + i) % inner;
+  for (int i = 1; i < N; ++i) col[i] = col[i - 1] + 1 == inner ? 0 : col[i - 1] + 1;
   const auto leave_partials = [&](const A(&v)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) scratch[threadIdx.x * N + i] = v[i];
@@ -224,17 +279,31 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
         m[i] = moved;
       }
       if constexpr (!kKeepExp) {
-        each_pack_of_batch(t, [&](int k) {
-          A x[N];
-          unpack<N>(load_whole(&sa[k]), x);
-          column_exp_sum<T, Log>(x, shift, coef);  // (float32 softmax's exps left in x: unused)
+        const bool fused = column_shifts<T, kFuse>(shift);
+        with_column_shifts<kFuse>(fused, [&](auto fused_c) {
+          each_pack_of_batch(t, [&](int k) {
+            A x[N];
+            unpack<N>(load_whole(&sa[k]), x);
+            // (float32 softmax's exps left in x: unused)
+            column_exp_sum<T, Log, kFastExp, decltype(fused_c)::value>(x, shift, coef);
+          });
         });
       }
     }
-    leave_partials(m);
-    slab_fold_columns<N>(scratch, inner, period, A(-INFINITY), MaxOp(), colmax);
-    __syncthreads();
-    if constexpr (kKeepExp) {
+    if constexpr (!kKeepExp) {
+      // The thread's (max, sum) pairs folded a column at a time.
+      A* sums = scratch + blockDim.x * N;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        scratch[threadIdx.x * N + i] = m[i];
+        sums[threadIdx.x * N + i] = coef[i];
+      }
+      __syncthreads();
+      slab_fold_column_pairs<kFastExp, N>(scratch, sums, inner, period, colmax, colsum);
+    } else {
+      leave_partials(m);
+      slab_fold_columns<N>(scratch, inner, period, A(-INFINITY), MaxOp(), colmax);
+      __syncthreads();
       // The sum pass under the block's max of each column, its exps left in the slab (exp_shift:
       // 0 for a column of only -inf here); m becomes that max.
       A shift[N];
@@ -249,34 +318,29 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
         column_exp_sum<T, Log>(x, shift, coef);
         store_whole(&sa[k], pack_of<T>(x));
       }
-    } else {
-      // The sums rescaled to the block's max of their column (those of only -inf stay 0).
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const A block_max = colmax[col[i]];
-        if (m[i] != block_max) coef[i] *= elem_exp<kFastExp>(m[i] - block_max);
-      }
+      leave_partials(coef);
+      slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
     }
-    leave_partials(coef);
-    slab_fold_columns<N>(scratch, inner, period, A(0), SumOp(), colsum);
   }
-  __syncthreads();
 
   // The cluster's (max, sum) a column, read from every block after a cluster barrier (its
-  // release makes this block's columns visible to the cluster; no output store is pending yet);
-  // then the columns' (max, coefficient).
+  // release makes this block's columns visible to the cluster, its own threads included; no
+  // output store is pending yet); then the columns' (max, coefficient).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (cs > 1) cooperative_groups::this_cluster().sync();
+  if (cs > 1)
+    cooperative_groups::this_cluster().sync();
+  else
 #endif
+    __syncthreads();
   for (int c = threadIdx.x; c < inner; c += blockDim.x) {
-    const MaxSum<A> r = slab_cluster_column<Bwd>(colmax, colsum, c, cs);
+    const MaxSum<A> r = slab_cluster_column<Bwd, kFastExp>(colmax, colsum, c, cs);
     final_max[c] = r.m;
     final_coef[c] = Bwd ? r.s : column_fwd_coef<T, Log>(r.s, r.m);
   }
   if (cs > 1) cluster_done_with_peers();  // no block may exit while a peer may read its columns
   __syncthreads();
 
-  A mf[N];  // the columns' max (forward)
+  A mf[N];  // the columns' max (forward), then the shifts (column_shifts)
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     mf[i] = final_max[col[i]];
@@ -285,20 +349,30 @@ __global__ void __launch_bounds__(kSlabMaxThreads)
     // -inf; a column of only -inf stays NaN through coef).
     if constexpr (kKeepExp) coef[i] *= m[i] == A(-INFINITY) ? A(0) : acc_exp(m[i] - mf[i]);
   }
-  P* dst = reinterpret_cast<P*>(out + start);
-  for (int k = mine; k < packs; k += stride) {
-    A x[N], dy[N], o[N];
-    unpack<N>(load_whole(&sa[k]), x);
-    if constexpr (Bwd) unpack<N>(load_whole(&sb[k]), dy);
-    if constexpr (!Bwd && !kKeepExp && column_keeps_exp<T, Log>()) {
-      // float32 softmax: exp again (the running sums kept none), on the hardware ex2 as they took.
+  // Fused: the output's one shift, m log2(e) + log2(s) (column_fwd_coef's), from FwdOut's -log2(s).
+  const bool fused = column_shifts<T, kFuse>(mf);
+  if (fused) {
 #pragma unroll
-      for (int i = 0; i < N; ++i) o[i] = fwd_out<Log, kFastExp>(x[i], mf[i], coef[i]);
-    } else {
-      column_out<T, Log, Bwd>(x, dy, mf, coef, o);
-    }
-    store_global_whole(&dst[k], pack_of<T>(o));
+    for (int i = 0; i < N; ++i) coef[i] = mf[i] - coef[i];
   }
+  P* dst = reinterpret_cast<P*>(out + start);
+  with_column_shifts<kFuse>(fused, [&](auto fused_c) {
+    for (int k = mine; k < packs; k += stride) {
+      A x[N], o[N];
+      [[maybe_unused]] A dy[N];
+      unpack<N>(load_whole(&sa[k]), x);
+      if constexpr (Bwd) unpack<N>(load_whole(&sb[k]), dy);
+      if constexpr (!Bwd && !kKeepExp && column_keeps_exp<T, Log>()) {
+        // float32 softmax: exp again (the running sums kept none), on the hardware ex2 as they
+        // took.
+#pragma unroll
+        for (int i = 0; i < N; ++i) o[i] = fwd_out<Log, kFastExp>(x[i], mf[i], coef[i]);
+      } else {
+        column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, mf, coef, o);
+      }
+      store_global_whole(&dst[k], pack_of<T>(o));
+    }
+  });
   if (cs > 1) cluster_wait_for_peers();
 }
 
