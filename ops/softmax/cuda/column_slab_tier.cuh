@@ -15,10 +15,10 @@
 // starts 16-byte aligned with the same columns for the same j.
 //
 // Per column, forward: the thread's running (max, sum) as its batches of copies land, the block's
-// max (through `scratch`), the thread's sum rescaled to it, the block's sum, then one exchange of
-// (max, sum) pairs across the cluster (distributed shared memory, one cluster barrier); backward:
-// sums only. A thread reads back only the packs it copied itself, so no barrier stands between
-// the copies landing and the arithmetic.
+// (max, sum) in one fold of the threads' pairs (through `scratch`), then one exchange of (max,
+// sum) pairs across the cluster (distributed shared memory, one cluster barrier); backward: sums
+// only. A thread reads back only the packs it copied itself, so no barrier stands between the
+// copies landing and the arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -176,6 +176,12 @@ inline int64_t column_slab_smem(int64_t rows, int64_t inner, int threads) {
 // running (max, sum) a column: a batch's max first, the sum rescaled once a batch, then the
 // batch's exps; the output takes exp again (no exp is kept in the slab: the batches' shifts
 // differ). float64 softmax (slab_keeps_exp) takes only its max as the batches land.
+// The fixed work a warp is much of the time here (ncu, [32, 1000, 14, 14] float16: 3,423
+// instructions a warp, half of them outside the per-pack loops, 7.8 cycles between a warp's
+// instructions), so the block's folds are one pass of pairs, the exchange's exps the fast ones
+// and 16-bit softmax's exps fused: 3,092 a warp (H100 kernel times: float16 [32, 1000, 14, 14]
+// 17.0 -> 16.8 us, bfloat16 16.9 -> 16.6; float32 [64, 1000, 7, 7] 14.5 -> 14.1, [64, 2048, 49]
+// 24.0 -> 23.5; others within 2%). Loops unrolled twice measured no faster.
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSlabMaxThreads)
     softmax_column_slab_kernel(const T* __restrict__ a, const T* __restrict__ b,
