@@ -17,8 +17,8 @@
 // Per column, forward: the thread's running (max, sum) as its batches of copies land, the block's
 // (max, sum) in one fold of the threads' pairs (through `scratch`; float64 softmax, which keeps its
 // exps: its max, then its sum), then one exchange of (max, sum) pairs across the cluster
-// (distributed shared memory, one cluster barrier); backward: sums only. A thread reads back only the packs it copied itself, so no barrier stands between the
-// copies landing and the arithmetic.
+// (distributed shared memory, one cluster barrier); backward: sums only. A thread reads back only
+// the packs it copied itself, so no barrier stands between the copies landing and the arithmetic.
 #pragma once
 
 #include <cstdint>
