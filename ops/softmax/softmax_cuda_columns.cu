@@ -25,6 +25,12 @@ namespace {
 // 618 GB/s in float32).
 constexpr int64_t kInnerOnchipBytes = 96 * 1024;
 
+// Whether a column tier's block may ask for `smem` bytes of dynamic shared memory: 4 KB of the
+// opt-in limit stay for the kernels' static shared memory (their mbarriers) and headroom.
+bool column_smem_fits(int64_t smem) {
+  return smem <= device_info().smem_per_block_optin - 4 * 1024;
+}
+
 // How tier 4a lays a group out: R packs a thread, a block of TX packs along inner by TY steps,
 // CS blocks a cluster.
 struct ColumnPlan {
@@ -151,7 +157,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const auto beyond_a_round = [&](int64_t tx) {
     const int64_t ty = ty_for(tx), seg = ceil_div(s.axis, ty) * ty;
     const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), 1);
-    if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
+    if (!column_smem_fits(smem)) return false;
     allow_dynamic_smem(kernel, smem);
     const int64_t fit = int64_t(blocks_per_sm(kernel, int(tx * ty), smem)) * device_info().sm_count;
     return s.outer * ceil_div(npk, tx) > fit;
@@ -172,7 +178,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int threads = int(tx * ty);
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
   const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
-  if (smem > device_info().smem_per_block_optin - 4 * 1024) return false;
+  if (!column_smem_fits(smem)) return false;
   allow_dynamic_smem(kernel, smem);
   // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
   // blocks take at most ~1.4 rounds of those that fit at once: a tile map of x as [outer][axis]
@@ -246,7 +252,7 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   };
   const auto one_wave = [&](int64_t cs) {
     const int64_t smem = smem_for(cs), blocks = ceil_div(s.axis, rows_for(cs));
-    if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
+    if (!column_smem_fits(smem)) return false;
     allow_dynamic_smem(kernel, smem);
     if (blocks > 1) return s.outer <= active_clusters(kernel, int(blocks), threads, smem);
     return s.outer <= int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
@@ -282,7 +288,7 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   cs = ceil_div(s.axis, rows);  // no block without rows
   if (s.outer * cs >= (int64_t(1) << 31) || rows * s.inner > INT32_MAX) return false;
   const int64_t smem = smem_for(cs);
-  if (smem > dev.smem_per_block_optin - 4 * 1024) return false;
+  if (!column_smem_fits(smem)) return false;
   allow_dynamic_smem(kernel, smem);
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
