@@ -189,8 +189,14 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // 1024] float16 14.3 -> 14.0 (0.65); over more rounds it lost ([8, 150, 128, 128] float16 23.4
   // -> 23.8 at 1.55, [64, 128, 56, 56] 29.2 -> 29.7) or tied ([8, 4096, 4096]), and so did the
   // backward (its y and dy: [8, 4096, 4096] float16 216.5 -> 223.2, [64, 128, 56, 56] 39.5 ->
-  // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). MT_SOFTMAX_STAGED_TMA=0
-  // turns the engine off, =1 on wherever it can run.
+  // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). The float64 forward
+  // takes it over any number of rounds where inner is at most 2 KB a row: H100 kernel times,
+  // [32, 1000, 14, 14] 43.0 -> 41.1 us (2.1 rounds), [24, 1000, 14, 14] 34.5 -> 32.5 (1.6),
+  // [40, 1000, 14, 14] 51.2 -> 49.3 (2.6), [64, 500, 200] 42.1 -> 40.4 (1.9); past 1.4 rounds
+  // longer rows lost or tied, aligned or not ([16, 600, 1000] 57.5 -> 58.2, [8, 600, 1024] 31.4
+  // -> 32.1, [8, 150, 98, 98] 69.1 -> 70.9, [1536, 4096] over dim 0 42.5 -> 42.3), and float32's
+  // short rows tied ([64, 500, 200] 21.9 -> 21.9). MT_SOFTMAX_STAGED_TMA=0 turns the engine off,
+  // =1 on wherever it can run.
   static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
   const int64_t tiles = ceil_div(npk, tx);
   CUtensorMap map_x{};
@@ -203,7 +209,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const int rows = int(std::gcd<int64_t>(seg, 256));
     const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
     const uint32_t box[3] = {uint32_t(tx * N), uint32_t(rows), 1};
-    if ((forced_tma > 0 || blocks * 10 <= fit * 14) &&
+    const bool short_float64_rows = sizeof(T) == 8 && s.inner * int64_t(sizeof(T)) <= 2048;
+    if ((forced_tma > 0 || blocks * 10 <= fit * 14 || short_float64_rows) &&
         make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
       box_rows = rows;
   }

@@ -5,7 +5,8 @@
 // partials are combined through distributed shared memory (tier 3b: rows too long for the
 // staged tiers' 16 blocks, which float64 reaches first: a vocabulary row of 151936 doubles).
 // Every thread touches the same shared-memory packs in every phase, so the cached row needs no
-// barrier of its own; only the reductions synchronize.
+// barrier of its own; only the reductions synchronize. The backward caches dy beside y unless
+// `cache_b` is false: then its output pass reads dy again, from L2 (see launch_cluster_tier).
 #pragma once
 
 #include "core/dtype.h"
@@ -24,11 +25,12 @@ constexpr int block_tier_unroll() {
   return Bwd ? 2 : 4;
 }
 
-// Dynamic shared memory: ceil(chunk / N) packs (x, or y), then as many again for dy (Bwd).
+// Dynamic shared memory: ceil(chunk / N) packs (x, or y), then as many again for dy (Bwd, where
+// it is cached).
 template <typename T, bool Bwd>
-inline int64_t block_tier_smem(int64_t chunk) {
+inline int64_t block_tier_smem(int64_t chunk, bool cache_b = true) {
   constexpr int N = pack_size<T>();
-  return (chunk + N - 1) / N * 16 * (Bwd ? 2 : 1);
+  return (chunk + N - 1) / N * 16 * (Bwd && cache_b ? 2 : 1);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk` (a multiple of N) is the part of a
@@ -36,7 +38,7 @@ inline int64_t block_tier_smem(int64_t chunk) {
 template <typename T, bool Log, bool Bwd, bool kCluster>
 __global__ void __launch_bounds__(kBlockTierMaxThreads)
     softmax_block_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                         int64_t rows, int cols, int chunk, bool vec) {
+                         int64_t rows, int cols, int chunk, bool vec, bool cache_b) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
@@ -79,7 +81,8 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
         const int p = p0 + u * bd;
         if (p < npk) {
           store_whole(&buf_a[p], pa[u]);
-          if constexpr (Bwd) store_whole(&buf_b[p], pb[u]);
+          if constexpr (Bwd)
+            if (cache_b) store_whole(&buf_b[p], pb[u]);
 #pragma unroll
           for (int j = 0; j < N; ++j) {
             if (p * N + j < end) {
@@ -117,7 +120,8 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
       A s = block_allreduce(acc, SumOp(), A(0), scratch);
       if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, round);
       for (int p = threadIdx.x; p < npk; p += bd) {
-        const P y = load_whole(&buf_a[p]), dy = load_whole(&buf_b[p]);
+        const P y = load_whole(&buf_a[p]);
+        const P dy = cache_b ? load_whole(&buf_b[p]) : load_raw<N>(rb, p * N, end, vec);
         A o[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(A(y.v[j]), A(dy.v[j]), s);
