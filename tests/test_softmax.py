@@ -453,6 +453,14 @@ def test_cuda_staged_columns_copied_by_threads():
 
 
 @pytest.mark.cuda
+def test_cuda_backward_rereading_dy_under_override():
+    """Tier 3b's backward reading dy again in its output pass, forced wherever the backward cases
+    reach tier 3b (float64's long rows: also misaligned, and within a round)."""
+    rerun_under_override("MT_SOFTMAX_BLOCK_REREAD=1",
+                         "test_cuda_backward_tiers and (65537 or 151936 or 131080)")
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),
@@ -512,7 +520,10 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # rows read from the ring: a cluster a row over many rows, a
                                   # misaligned row over a cluster (element by element), and rows
                                   # of 152K (float32: persistent 16-block clusters, two stages)
-                                  ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1)],
+                                  ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
+                                  # float64 rows over 16 blocks' shared memory (tier 3b), two
+                                  # rounds of them or more: y cached, dy read again from L2
+                                  ((64, 131080), 1)],
                          ids=case_id)
 def test_cuda_backward_tiers(case, log, dtype, rng):
     shape, dim = case

@@ -153,41 +153,47 @@ int block_threads_for(int64_t elems) {
 
 // Tier 3b: each row over a cluster, its chunks cached in shared memory (rows too long for the
 // registers of 16 blocks); false when the cluster cannot be launched. The backward caches y and
-// dy where two such blocks fit an SM; where they would leave one, it caches y alone in blocks of
-// at most 512 threads, two or more an SM, and reads dy again in the output pass: the clusters in
-// flight keep their rows' dy in L2 (two blocks an SM: ~20 MB on an H100), and one block's
-// reductions overlap another's loads. MT_SOFTMAX_BLOCK_REREAD=1/0 forces that on (wherever y
-// fits) / off.
+// dy, unless that leaves one block an SM where y alone leaves two or more (blocks of at most 512
+// threads) over at least two rounds of them: then the output pass reads dy again, from L2, which
+// holds the rows of the clusters in flight (~20 MB on an H100), and one block's reductions
+// overlap another's loads. H100 kernel times, float64: [2048, 151936] 3,609 -> 3,250 us,
+// [300, 131080] 466 -> 400, [64, 152064] 117.6 -> 110.1, [40, 151936] 76.4 -> 74.3; within a
+// round and a quarter it lost ([20, 151936] 39.4 -> 43.1) or tied ([10, 151936]).
+// MT_SOFTMAX_BLOCK_REREAD=1/0 forces the re-read on (wherever y fits) / off.
 template <typename T, bool Log, bool Bwd>
 bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec) {
   constexpr int N = pack_size<T>();
   const int chunk = int(ceil_div(ceil_div(cols, cs), N) * N);
-  auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
   const int64_t smem_limit = device_info().smem_per_block_optin - 1024;
-  int threads = block_threads_for<T>(chunk);
-  bool cache_b = true;
+  const auto launch = [&](auto kernel, int threads, int64_t smem) {
+    if (smem > smem_limit) return false;
+    allow_dynamic_smem(kernel, smem);
+    // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
+    return launch_clustered(kernel, rows, cs, threads, smem, static_cast<const T*>(p.a),
+                            static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
+                            chunk, vec);
+  };
+  auto kernel = softmax_block_kernel<T, Log, Bwd, true>;
+  const int threads = block_threads_for<T>(chunk);
+  const int64_t smem = block_tier_smem<T, Bwd>(chunk);
   if constexpr (Bwd) {
     static const int reread = env_int("MT_SOFTMAX_BLOCK_REREAD", -1);
-    const int64_t both = block_tier_smem<T, Bwd>(chunk);
-    const int64_t y_only = block_tier_smem<T, Bwd>(chunk, false);
-    const auto fits = [&](int t, int64_t smem) {
-      if (smem > smem_limit) return 0;
-      allow_dynamic_smem(kernel, smem);
-      return blocks_per_sm(kernel, t, smem);
-    };
+    auto reread_kernel = softmax_block_kernel<T, Log, Bwd, true, true>;
     const int small = std::min(threads, 512);
-    if (reread == 1 || (reread < 0 && fits(threads, both) < 2 && fits(small, y_only) >= 2)) {
-      cache_b = false;
-      threads = small;
-    }
+    const int64_t y_only = block_tier_smem<T, Bwd>(chunk, true);
+    const auto blocks_an_sm = [&](auto k, int t, int64_t bytes) {
+      if (bytes > smem_limit) return 0;
+      allow_dynamic_smem(k, bytes);
+      return blocks_per_sm(k, t, bytes);
+    };
+    const auto pays = [&] {
+      const int fit = blocks_an_sm(reread_kernel, small, y_only);
+      return blocks_an_sm(kernel, threads, smem) < 2 && fit >= 2 &&
+             rows * cs >= 2 * int64_t(fit) * device_info().sm_count;
+    };
+    if (reread == 1 || (reread < 0 && pays())) return launch(reread_kernel, small, y_only);
   }
-  const int64_t smem = block_tier_smem<T, Bwd>(chunk, cache_b);
-  if (smem > smem_limit) return false;
-  allow_dynamic_smem(kernel, smem);
-  // One cluster per row: the scheduler overlaps one row's reductions with another's loads.
-  return launch_clustered(kernel, rows, cs, threads, smem, static_cast<const T*>(p.a),
-                          static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols, chunk,
-                          vec, cache_b);
+  return launch(kernel, threads, smem);
 }
 
 template <typename T, bool Log, bool Bwd>
@@ -599,7 +605,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     const int64_t fill = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
     kernel<<<int(std::min(rows, fill)), threads, smem>>>(
         static_cast<const T*>(p.a), static_cast<const T*>(p.b), static_cast<T*>(p.out), rows,
-        int(cols), int(npk * N), vec, true);
+        int(cols), int(npk * N), vec);
     MT_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -6,7 +6,7 @@
 // staged tiers' 16 blocks, which float64 reaches first: a vocabulary row of 151936 doubles).
 // Every thread touches the same shared-memory packs in every phase, so the cached row needs no
 // barrier of its own; only the reductions synchronize. The backward caches dy beside y unless
-// `cache_b` is false: then its output pass reads dy again, from L2 (see launch_cluster_tier).
+// kRereadB: then its output pass reads dy again, from L2 (see launch_cluster_tier).
 #pragma once
 
 #include "core/dtype.h"
@@ -25,20 +25,20 @@ constexpr int block_tier_unroll() {
   return Bwd ? 2 : 4;
 }
 
-// Dynamic shared memory: ceil(chunk / N) packs (x, or y), then as many again for dy (Bwd, where
-// it is cached).
+// Dynamic shared memory: ceil(chunk / N) packs (x, or y), then as many again for dy (Bwd, unless
+// read again: reread_b).
 template <typename T, bool Bwd>
-inline int64_t block_tier_smem(int64_t chunk, bool cache_b = true) {
+inline int64_t block_tier_smem(int64_t chunk, bool reread_b = false) {
   constexpr int N = pack_size<T>();
-  return (chunk + N - 1) / N * 16 * (Bwd && cache_b ? 2 : 1);
+  return (chunk + N - 1) / N * 16 * (Bwd && !reread_b ? 2 : 1);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk` (a multiple of N) is the part of a
 // row each block of a cluster owns; without clusters chunk >= cols.
-template <typename T, bool Log, bool Bwd, bool kCluster>
+template <typename T, bool Log, bool Bwd, bool kCluster, bool kRereadB = false>
 __global__ void __launch_bounds__(kBlockTierMaxThreads)
     softmax_block_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                         int64_t rows, int cols, int chunk, bool vec, bool cache_b) {
+                         int64_t rows, int cols, int chunk, bool vec) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
   constexpr int N = pack_size<T>();
@@ -81,8 +81,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
         const int p = p0 + u * bd;
         if (p < npk) {
           store_whole(&buf_a[p], pa[u]);
-          if constexpr (Bwd)
-            if (cache_b) store_whole(&buf_b[p], pb[u]);
+          if constexpr (Bwd && !kRereadB) store_whole(&buf_b[p], pb[u]);
 #pragma unroll
           for (int j = 0; j < N; ++j) {
             if (p * N + j < end) {
@@ -119,13 +118,27 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
     } else {
       A s = block_allreduce(acc, SumOp(), A(0), scratch);
       if constexpr (kCluster) s = cluster_allreduce(s, SumOp(), A(0), slots, round);
-      for (int p = threadIdx.x; p < npk; p += bd) {
-        const P y = load_whole(&buf_a[p]);
-        const P dy = cache_b ? load_whole(&buf_b[p]) : load_raw<N>(rb, p * N, end, vec);
+      const auto emit = [&](int p, const P& y, const P& dy) {
         A o[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(A(y.v[j]), A(dy.v[j]), s);
         store_pack<N>(ro, p * N, end, vec, o);
+      };
+      if constexpr (!kRereadB) {
+        for (int p = threadIdx.x; p < npk; p += bd)
+          emit(p, load_whole(&buf_a[p]), load_whole(&buf_b[p]));
+      } else {
+        // dy read again from L2: kReread packs' loads ahead of their use, not one at a time.
+        constexpr int kReread = sizeof(T) == 2 ? 2 : 4;  // 16-bit: 4 spilled 40 bytes a thread
+        for (int p0 = threadIdx.x; p0 < npk; p0 += kReread * bd) {
+          P dy[kReread];
+#pragma unroll
+          for (int u = 0; u < kReread; ++u)
+            if (p0 + u * bd < npk) dy[u] = load_raw<N>(rb, (p0 + u * bd) * N, end, vec);
+#pragma unroll
+          for (int u = 0; u < kReread; ++u)
+            if (p0 + u * bd < npk) emit(p0 + u * bd, load_whole(&buf_a[p0 + u * bd]), dy[u]);
+        }
       }
     }
   }
