@@ -129,12 +129,21 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
           emit(p, load_whole(&buf_a[p]), load_whole(&buf_b[p]));
       } else {
         // dy read again from L2: kReread packs' loads ahead of their use, not one at a time.
+        // Whole aligned packs take a branch of their own: merged with the element-wise path
+        // pack by pack, each load's registers were moved before the next load issued.
         constexpr int kReread = sizeof(T) == 2 ? 2 : 4;  // 16-bit: 4 spilled 40 bytes a thread
+        const int whole = vec ? end / N : 0;  // packs [0, whole) are whole and aligned
         for (int p0 = threadIdx.x; p0 < npk; p0 += kReread * bd) {
           P dy[kReread];
+          if (p0 + (kReread - 1) * bd < whole) {
 #pragma unroll
-          for (int u = 0; u < kReread; ++u)
-            if (p0 + u * bd < npk) dy[u] = load_raw<N>(rb, (p0 + u * bd) * N, end, vec);
+            for (int u = 0; u < kReread; ++u)
+              dy[u] = load_whole(reinterpret_cast<const P*>(rb) + p0 + u * bd);
+          } else {
+#pragma unroll
+            for (int u = 0; u < kReread; ++u)
+              if (p0 + u * bd < npk) dy[u] = load_raw<N>(rb, (p0 + u * bd) * N, end, vec);
+          }
 #pragma unroll
           for (int u = 0; u < kReread; ++u)
             if (p0 + u * bd < npk) emit(p0 + u * bd, load_whole(&buf_a[p0 + u * bd]), dy[u]);
