@@ -156,10 +156,12 @@ int block_threads_for(int64_t elems) {
 // dy, unless that leaves one block an SM where y alone leaves two or more (blocks of at most 512
 // threads) over at least two rounds of them: then the output pass reads dy again, from L2, which
 // holds the rows of the clusters in flight (~20 MB on an H100), and one block's reductions
-// overlap another's loads. H100 kernel times, float64: [2048, 151936] 3,609 -> 3,250 us,
-// [300, 131080] 466 -> 400, [64, 152064] 117.6 -> 110.1, [40, 151936] 76.4 -> 74.3; within a
-// round and a quarter it lost ([20, 151936] 39.4 -> 43.1) or tied ([10, 151936]).
-// MT_SOFTMAX_BLOCK_REREAD=1/0 forces the re-read on (wherever y fits) / off.
+// overlap another's loads. H100 kernel times, float64: [2048, 151936] 3,622 -> 3,349 us,
+// [300, 131080] 470 -> 412, [64, 152064] 117.9 -> 114.2, [40, 151936] 76.8 -> 76.4; within a
+// round and a quarter it lost ([20, 151936] 39.4 -> 43.1) or tied ([10, 151936]). (A first
+// version, one output loop for both kernels, re-read faster, 3,250 / 400 / 110.1 / 74.3 us, but
+// slowed the caching kernel by 2-5%.) MT_SOFTMAX_BLOCK_REREAD=1/0 forces the re-read on
+// (wherever y fits) / off.
 template <typename T, bool Log, bool Bwd>
 bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec) {
   constexpr int N = pack_size<T>();
