@@ -192,7 +192,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // 41.4; at 1.3 rounds [2048, 4096] over dim 0 float32 29.6 -> 30.0). The float64 forward
   // takes it over any number of rounds where inner is at most 2 KB a row: H100 kernel times,
   // [32, 1000, 14, 14] 43.0 -> 41.1 us (2.1 rounds), [24, 1000, 14, 14] 34.5 -> 32.5 (1.6),
-  // [40, 1000, 14, 14] 51.2 -> 49.3 (2.6), [64, 500, 200] 42.1 -> 40.4 (1.9); past 1.4 rounds
+  // [40, 1000, 14, 14] 51.2 -> 49.3 (2.6), [64, 500, 200] 42.1 -> 40.4 (2.1); past 1.4 rounds
   // longer rows lost or tied, aligned or not ([16, 600, 1000] 57.5 -> 58.2, [8, 600, 1024] 31.4
   // -> 32.1, [8, 150, 98, 98] 69.1 -> 70.9, [1536, 4096] over dim 0 42.5 -> 42.3), and float32's
   // short rows tied ([64, 500, 200] 21.9 -> 21.9). MT_SOFTMAX_STAGED_TMA=0 turns the engine off,
