@@ -7,7 +7,7 @@
 //   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, regs or smem   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
-//   3b    longer still (float64), sm_90             a cluster's shared memory      block_tier
+//   3b    longer still (float64), sm_90             a cluster's smem (bwd dy: L2)  block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
 //   3d    few rows past a cluster (e.g. [1, 1M])    the whole GPU's shared memory  grid_row_tier
 //   3c    anything else, no cooperative launch      two passes, partials in HBM    split_row_tier
