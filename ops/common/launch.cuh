@@ -67,8 +67,11 @@ inline void allow_dynamic_smem(Kernel kernel, int64_t bytes) {
 }
 
 // Resident blocks per SM for this kernel, block size and dynamic shared memory (at least 1).
+// The kernel is first allowed its dynamic shared memory: without that, a query past 48 KB would
+// answer for a block that cannot launch.
 template <typename Kernel>
 inline int blocks_per_sm(Kernel kernel, int threads, int64_t smem) {
+  allow_dynamic_smem(kernel, smem);
   return cached_query(reinterpret_cast<const void*>(kernel), threads, smem,
                       [](const void* k, int64_t t, int64_t sm) {
                         int n = 0;

@@ -184,9 +184,7 @@ bool launch_cluster_tier(const Ptrs& p, int64_t rows, int cols, int cs, bool vec
     const int small = std::min(threads, 512);
     const int64_t y_only = block_tier_smem<T, Bwd>(chunk, true);
     const auto blocks_an_sm = [&](auto k, int t, int64_t bytes) {
-      if (bytes > smem_limit) return 0;
-      allow_dynamic_smem(k, bytes);
-      return blocks_per_sm(k, t, bytes);
+      return bytes > smem_limit ? 0 : blocks_per_sm(k, t, bytes);
     };
     const auto pays = [&] {
       const int fit = blocks_an_sm(reread_kernel, small, y_only);
@@ -282,9 +280,7 @@ int cluster_row_threads(int64_t cols, int64_t cs) {
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 int staged_blocks_per_sm(int threads) {
   auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
-  const int64_t smem = row_ring_bytes<Bwd>(1, threads, PACKS);
-  allow_dynamic_smem(kernel, smem);
-  return blocks_per_sm(kernel, threads, smem);
+  return blocks_per_sm(kernel, threads, row_ring_bytes<Bwd>(1, threads, PACKS));
 }
 
 // Whether tier 3a's `rows * cs` blocks of PACKS packs a thread all fit on the GPU at once.
@@ -462,7 +458,6 @@ int resident_bytes_cluster_size(const void*, int64_t npk, int64_t cs) {
   const auto resident_packs = [&](int64_t blocks) {
     const int threads = threads_for(blocks);
     const int64_t smem = row_ring_bytes<false>(1, threads, kWide);
-    allow_dynamic_smem(kernel, smem);
     return active_clusters(kernel, int(blocks), threads, smem) * blocks * ceil_div(npk, blocks);
   };
   int64_t best_cs = cs, best = resident_packs(cs) * 11 / 10;

@@ -158,7 +158,6 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const int64_t ty = ty_for(tx), seg = ceil_div(s.axis, ty) * ty;
     const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), 1);
     if (!column_smem_fits(smem)) return false;
-    allow_dynamic_smem(kernel, smem);
     const int64_t fit = int64_t(blocks_per_sm(kernel, int(tx * ty), smem)) * device_info().sm_count;
     return s.outer * ceil_div(npk, tx) > fit;
   };
@@ -260,7 +259,6 @@ bool launch_column_slab_tier(const Ptrs& p, SoftmaxShape s) {
   const auto one_wave = [&](int64_t cs) {
     const int64_t smem = smem_for(cs), blocks = ceil_div(s.axis, rows_for(cs));
     if (!column_smem_fits(smem)) return false;
-    allow_dynamic_smem(kernel, smem);
     if (blocks > 1) return s.outer <= active_clusters(kernel, int(blocks), threads, smem);
     return s.outer <= int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
   };

@@ -67,9 +67,11 @@ inline cudaLaunchConfig_t cluster_config(int64_t grid, int cluster, int threads,
   return attributed_config(grid, threads, smem, attr);
 }
 
-// Clusters of `cs` blocks that fit on the device at once (0: this shape cannot run here).
+// Clusters of `cs` blocks that fit on the device at once (0: this shape cannot run here); the
+// kernel is first allowed its dynamic shared memory, as in blocks_per_sm.
 template <typename Kernel>
 int active_clusters(Kernel kernel, int cs, int threads, int64_t smem) {
+  allow_dynamic_smem(kernel, smem);
   return cached_query(
       reinterpret_cast<const void*>(kernel), cs * 4096 + threads / 32, smem,
       [](const void* k, int64_t key, int64_t bytes) {
