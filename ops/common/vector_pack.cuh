@@ -119,6 +119,23 @@ __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T
   store_whole(dst, p);
 }
 
+// A whole 16-byte pack loaded under an L2 cache policy (l2_copy_policy in async_copy.cuh); other
+// pack sizes load plainly.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_whole_hinted(const Pack<T, N>* src, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(Pack<T, N>) == 16) {
+    uint4 w;
+    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(src), "l"(policy));
+    return from_words<T, N>(w);
+  }
+#endif
+  (void)policy;
+  return load_whole(src);
+}
+
 // A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
 // L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon. As its word
 // (PackWords), or as a Pack.

@@ -342,6 +342,19 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec);
 }
 
+// Whether a backward row of many that one block holds takes the narrow packs (2 of y and 2 of dy
+// a thread) rather than the wide (4 and 4): while that block is at most 512 threads. Past that,
+// half as many threads a row measured faster (H200 kernel times, two rounds: float32 [1024, 8192]
+// 28.6-28.7 -> 27.6-27.7 us, [512, 8192] 15.9-16.0 -> 15.4-15.5, [1024, 5120] 18.6 -> 18.0-18.1,
+// [2048, 8192] 51.0-51.8 -> 50.1-51.0, [4096, 6144] 74.0 -> 73.6; float16 [1024, 16384] 28.5 ->
+// 27.6-27.7, [512, 16384] 16.2-16.5 -> 15.4, [2048, 12288] 39.2-39.4 -> 38.8-38.9, [4096, 16384]
+// 97.5 -> 97.0; bfloat16 alike). At 512 threads it tied ([16384, 4096] float32 188.2-188.4 either
+// way; [1024, 8192] float16 15.8-16.9 -> 15.2-15.3, bfloat16 15.4-15.8 -> 15.2-15.9).
+template <typename T>
+bool backward_takes_narrow(int64_t npk) {
+  return ceil_div(npk, int64_t(block_row_packs<T, true, false>())) <= 512;
+}
+
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads
 // a row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring
 // and take exp twice). float32 and float64: narrow up to 256 threads a row; past that wide
@@ -558,7 +571,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
                                                               1, vec);
     }
   } else if (narrow_cs == 1 && forced_packs != 2 &&
-             (Bwd || forced_packs == 1 || forward_takes_narrow<T, Log>(rows, npk))) {
+             (forced_packs == 1 || (Bwd ? backward_takes_narrow<T>(npk)
+                                        : forward_takes_narrow<T, Log>(rows, npk)))) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec)) return;
   } else {
     // A row that needs a cluster anyway, and any 16-bit one, splits as wide_row_clusters says
