@@ -62,9 +62,9 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
   const int bd = blockDim.x;
   constexpr int U = block_tier_unroll<Bwd>();
   // kRereadB: y, read once into shared memory, leaves L2 first, so that the dy lines the output
-  // pass reads again stay there (H200 kernel times, float64: [2048, 151936] 2,524 -> 2,445 us,
-  // [64, 152064] 85.9 -> 82.8; [300, 131080] 325.6 -> 329.4. dx stored evict-first as well, or dy
-  // kept evict-last, measured no better).
+  // pass reads again stay there (H200 kernel times, float64, two rounds: [2048, 151936] 2,522 ->
+  // 2,467 us, [64, 152064] 85.2 -> 84.7, [300, 131080] 325 -> 327. A probe also storing dx
+  // evict-first, or keeping dy's lines evict-last, measured no better than y alone).
   const uint64_t y_policy = kRereadB ? l2_copy_policy(true) : 0;
 
   for (int64_t row = blockIdx.x / cs; row < rows; row += gridDim.x / cs) {
