@@ -517,6 +517,9 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((2, 4096, 7), 1), ((2, 21, 3136), 1), ((2, 513, 196), 1),
                                   ((2, 8193, 5), 1), ((1, 40000, 3), 1), ((2, 300, 136), 1),
                                   ((2, 9000, 40), 1),
+                                  # many rows a narrow block of more than 512 threads would hold:
+                                  # the wide packs instead (float32 at 8191, 16-bit at 12290)
+                                  ((300, 8191), 1), ((300, 12290), 1),
                                   # rows read from the ring: a cluster a row over many rows, a
                                   # misaligned row over a cluster (element by element), and rows
                                   # of 152K (float32: persistent 16-block clusters, two stages)
