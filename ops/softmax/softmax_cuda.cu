@@ -576,8 +576,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if (launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, 1, vec)) return;
   } else {
     // Wide packs: forward rows that forward_takes_narrow turns away, backward rows past 512
-    // narrow threads (backward_takes_narrow), and rows that need a cluster anyway.
-    // A row that needs a cluster anyway, and any 16-bit one, splits as wide_row_clusters says
+    // narrow threads (backward_takes_narrow), and rows that need a cluster anyway. Those last,
+    // and any 16-bit row, split as wide_row_clusters says
     // (H100 kernel times: forward [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609
     // -> 579, [1024, 65536] 105 -> 100; backward [2048, 32768] float16 150 -> 145). A float32 row
     // that one block of 1024 holds stays there (forward [4096, 32000] 357 us, 416 over a cluster
