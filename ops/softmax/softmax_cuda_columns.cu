@@ -54,8 +54,8 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   // Packs a thread: a short axis takes as many as it has; a long one the most that fit, or in
   // the forward half as many where that pads the axis less (33 steps: 9 x 4, not 5 x 8). The
   // backward keeps its 4 (H100, [16, 21, 256, 256] float16: 6 x 4 48.4 us, 11 x 2 55.3; float32
-  // within 1%), as does the float64 forward (11 x 2 there: 161.7 us, 6 x 4 122.0). Narrow packs
-  // (a misaligned inner) always take the most: they are compiled for that alone.
+  // within 1%). Narrow packs (a misaligned inner) always take the most: they are compiled for
+  // that alone.
   int packs = std::clamp(next_pow2(forced_packs > 0 ? forced_packs : s.axis), 2, kMaxPacks);
   if (!Bwd && forced_packs <= 0 && packs == kMaxPacks && packs >= 8 &&
       ceil_div(s.axis, packs / 2) * (packs / 2) < ceil_div(s.axis, packs) * packs)

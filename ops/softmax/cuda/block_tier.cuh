@@ -64,8 +64,12 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
   // kRereadB: y, read once into shared memory, leaves L2 first, so that the dy lines the output
   // pass reads again stay there (H200 kernel times, float64, two rounds: [2048, 151936] 2,522 ->
   // 2,467 us, [64, 152064] 85.2 -> 84.7, [300, 131080] 325 -> 327. A probe also storing dx
-  // evict-first, or keeping dy's lines evict-last, measured no better than y alone).
+  // evict-first, or keeping dy's lines evict-last, measured no better than y alone). dy's two
+  // reads take the hinted load too, under the normal policy: the same cache behaviour asked
+  // for, yet faster than the plain load (H200, two rounds each: [2048, 151936] 2,462 -> 2,426 us,
+  // [64, 152064] 84.9 -> 83.0; [300, 131080] and [16, 262144] alike; why is not known).
   const uint64_t y_policy = kRereadB ? l2_copy_policy(true) : 0;
+  const uint64_t dy_policy = kRereadB ? l2_copy_policy(false) : 0;
 
   for (int64_t row = blockIdx.x / cs; row < rows; row += gridDim.x / cs) {
     const T* ra = a + row * cols + c0;
@@ -79,7 +83,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           pa[u] = load_whole_hinted(reinterpret_cast<const P*>(ra) + p0 + u * bd, y_policy);
-          pb[u] = load_whole(reinterpret_cast<const P*>(rb) + p0 + u * bd);
+          pb[u] = load_whole_hinted(reinterpret_cast<const P*>(rb) + p0 + u * bd, dy_policy);
         }
       } else {
 #pragma unroll
@@ -152,7 +156,7 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
           if (p0 + (kReread - 1) * bd < whole) {
 #pragma unroll
             for (int u = 0; u < kReread; ++u)
-              dy[u] = load_whole(reinterpret_cast<const P*>(rb) + p0 + u * bd);
+              dy[u] = load_whole_hinted(reinterpret_cast<const P*>(rb) + p0 + u * bd, dy_policy);
           } else {
 #pragma unroll
             for (int u = 0; u < kReread; ++u)

@@ -40,13 +40,13 @@ constexpr int kColumnClusterMaxTx = 32;
 // storage type (16-bit values converted at each use: half the registers of float copies). At 16
 // float32 packs ptxas used 128 registers a thread and spilled in log_softmax (two blocks of 256
 // threads an SM instead of four); 16-bit values held as float needed 88 at 4 packs. The float64
-// forward holds 16 registers' worth, whose accurate exps need registers of their own (H100 kernel
-// times, 8 packs -> 4: [16, 21, 256, 256] 129.1 -> 122.0 us, [64, 128, 56, 56] 149.8 -> 139.9,
-// [16, 64, 4096] 27.7 -> 25.6, [8, 150, 128, 128] 118.1 -> 111.2 in tier 4b's narrower tiles;
-// float32 at 4 lost 1-6%).
+// forward takes 8 too, on an H200 (kernel times, 4 packs -> 8: [8, 150, 128, 128] 100.0 -> 86.5
+// us, which 4 packs' narrower tiles sent to tier 4b; [16, 21, 256, 256] 102.7 -> 96.9, [64, 128,
+// 56, 56] 115.4 -> 109.1), although 4 measured faster on an H100 (129.1 -> 122.0 us, 149.8 ->
+// 139.9, 118.1 -> 111.2), whose lower bandwidth needs fewer bytes in flight a thread.
 template <typename T, bool Bwd>
 constexpr int column_max_packs() {
-  return Bwd || sizeof(T) == 8 ? 4 : 8;
+  return Bwd ? 4 : 8;
 }
 
 // A clustered group's exchanges of per-column partials (tiers 4a and 4b), one way, as the row
