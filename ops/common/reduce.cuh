@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/common/float64_exp.cuh"
+
 namespace mt {
 
 // NaN-propagating max: fmax would drop a NaN, but torch's softmax turns a NaN row into NaNs.
@@ -42,11 +44,15 @@ __device__ __forceinline__ float lg2_approx(float x) {
 // The hardware ex2 of x * log2(e). Two instructions; __expf takes four (it keeps denormal
 // results), the accurate expf about ten.
 __device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * kLog2e); }
-// Per-element exp: fast_exp (Fast, see fast_forward_exp) or the accurate expf / exp.
+// Per-element exp of a shifted value (x - m <= 0, or of two maxima's difference): fast_exp
+// (Fast, see fast_forward_exp), the accurate expf, or float64's exp_nonpositive (float64_exp.cuh:
+// half the instructions of exp(), results under 1e-307 flushed to 0).
 template <bool Fast, typename A>
 __device__ __forceinline__ A elem_exp(A x) {
   if constexpr (Fast && sizeof(A) == 4)
     return fast_exp(x);
+  else if constexpr (sizeof(A) == 8)
+    return exp_nonpositive(x);
   else
     return acc_exp(x);
 }
