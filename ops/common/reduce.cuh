@@ -44,14 +44,14 @@ __device__ __forceinline__ float lg2_approx(float x) {
 // The hardware ex2 of x * log2(e). Two instructions; __expf takes four (it keeps denormal
 // results), the accurate expf about ten.
 __device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * kLog2e); }
-// Per-element exp of a shifted value (x - m <= 0, or of two maxima's difference): fast_exp
-// (Fast, see fast_forward_exp), the accurate expf, or float64's exp_nonpositive (float64_exp.cuh:
-// half the instructions of exp(), results under 1e-307 flushed to 0).
+// Per-element exp of a shifted value (x - m <= 0, or of two maxima's difference). Fast: float's
+// hardware ex2 (fast_exp, see fast_forward_exp), float64's exp_nonpositive (float64_exp.cuh: the
+// tiers where it measured faster ask for it); else the accurate expf / exp.
 template <bool Fast, typename A>
 __device__ __forceinline__ A elem_exp(A x) {
   if constexpr (Fast && sizeof(A) == 4)
     return fast_exp(x);
-  else if constexpr (sizeof(A) == 8)
+  else if constexpr (Fast)
     return exp_nonpositive(x);
   else
     return acc_exp(x);
@@ -60,14 +60,14 @@ __device__ __forceinline__ A elem_exp(A x) {
 // (elem_exp's Fast) for outputs of type T: 16-bit types, whose rounding is 1000x coarser, and
 // float32. For float32, fast_exp of d = x - m is off by ex2's 2 ulp (expf: 1) and by the product's
 // rounding, |d| x 6e-8 relative, which expf carries too through the rounding of d itself; results
-// under 2^-126 flush to 0 (expf keeps them as denormals). Three instructions an element where
-// expf takes eleven: the float32 forward kernels were issue-bound (ncu on an H200: [2097152, 32]
-// 83% of the issue slots, QuACK's ex2 kernel 44%). float64 keeps the accurate exp. The
-// backward's exp (log_softmax) and the rescaling of partial sums stay accurate, but for tier 4c's
-// running sums, its block folds and its cluster exchange, which rescale on this exp (a partial's
-// error of ex2's 2 ulp and |d| x 6e-8 counts at its share of the sum, which exp(d) shrinks: a few
-// 1e-7 of the sum at most; its float32 outputs measured within 6e-7 of float64, as with the
-// accurate rescale).
+// under 2^-126 flush to 0 (expf keeps them as denormals). Three instructions an element where expf
+// takes eleven: the float32 forward kernels were issue-bound (ncu on an H200: [2097152, 32] 83% of
+// the issue slots, QuACK's ex2 kernel 44%). float64 keeps exp() here (tiers 3a, 3c and 4a take
+// exp_nonpositive, float64_exp.cuh says why). The backward's exp (log_softmax) and the rescaling of
+// partial sums stay accurate, but for tier 4c's running sums, its block folds and its cluster
+// exchange, which rescale on this exp (a partial's error of ex2's 2 ulp and |d| x 6e-8 counts at
+// its share of the sum, which exp(d) shrinks: a few 1e-7 of the sum at most; its float32 outputs
+// measured within 6e-7 of float64, as with the accurate rescale).
 template <typename T>
 constexpr bool fast_forward_exp() {
   return sizeof(T) <= 4;

@@ -171,7 +171,8 @@ __device__ __forceinline__ void with_column_shifts(bool fused, Fn&& fn) {
 // Fused). Fast: the hardware ex2 (fast_forward_exp), which tier 4a declines for float32: its
 // kernels, at their 64 registers, spilled 8-24 bytes with it (H200 kernel times: [16, 21, 256,
 // 256] 45.1 -> 47.5 us, [8, 150, 128, 128] 41.1 -> 42.8) where tiers 4b and 4c gained ([32, 1000,
-// 14, 14] 27.0 -> 26.0, [4096, 4096] over dim 0 46.6 -> 46.0).
+// 14, 14] 27.0 -> 26.0, [4096, 4096] over dim 0 46.6 -> 46.0). For float64 Fast is
+// exp_nonpositive, which tier 4a takes and 4b and 4c do not (float64_exp.cuh).
 template <typename T, bool Log, bool Fast = fast_forward_exp<T>(), bool Fused = false, int N,
           typename A>
 __device__ __forceinline__ void column_exp_sum(A (&x)[N], const A (&b)[N], A (&sum)[N]) {
@@ -323,7 +324,8 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
         A x[N];
         if constexpr (sizeof(T) == 2 && N > 1) forget_words(v[r]);
         unpack_words<T, N>(v[r], x);
-        column_exp_sum<T, Log, sizeof(T) == 2, decltype(fused_c)::value>(x, m, coef);
+        // Fast: 16-bit's hardware ex2, float64's exp_nonpositive (float64_exp.cuh).
+        column_exp_sum<T, Log, sizeof(T) != 4, decltype(fused_c)::value>(x, m, coef);
         if constexpr (column_keeps_exp<T, Log>()) v[r] = as_words(pack_of<T>(x));
       }
     });

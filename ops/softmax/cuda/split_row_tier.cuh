@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
                                int64_t chunk, int64_t chunks, bool vec,
                                MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
-  constexpr bool kFast = sizeof(T) == 2;
+  constexpr bool kFastExp = sizeof(T) != 4;  // 16-bit: the hardware ex2; float64: exp_nonpositive
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[64];
   int parity = 0;
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
 #pragma unroll
         for (int j = 0; j < N; ++j) st.s += bwd_term<Log>(va[u][j], vb[u][j]);
       } else {
-        maxsum_push<kFast>(st, va[u]);
+        maxsum_push<kFastExp>(st, va[u]);
       }
     }
   }
@@ -115,6 +115,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
                                bool vec, const MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
+  constexpr bool kFastExp = sizeof(T) != 4;  // as the stats kernel's
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[64];
   int parity = 0;
@@ -138,7 +139,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
 #pragma unroll
         for (int j = 0; j < N; ++j)
           va[u][j] = Bwd ? bwd_out<Log, kFast>(va[u][j], vb[u][j], st.s)
-                         : fwd_out<Log, kFast>(va[u][j], st.m, coef);
+                         : fwd_out<Log, kFastExp>(va[u][j], st.m, coef);
         store_pack<N>(ro, int64_t(p) * N, end, vec, va[u]);
       }
     }

@@ -137,7 +137,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
-  constexpr bool kFastExp = fast_forward_exp<T>();       // the forward's exps of x (float32 too)
+  // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
+  // only (float64_exp.cuh).
+  constexpr bool kFastExp = fast_forward_exp<T>() || (sizeof(T) == 8 && G == RowGroup::kCluster);
   constexpr int N = pack_size<T>();
   constexpr int K = PACKS * N;
   constexpr int kTensors = Bwd ? 2 : 1;
