@@ -11,9 +11,8 @@
 // (the next term is under 6e-18 of it; to r^12 it was up to 2.3 ulp off), times 2^n. Within 0.85
 // ulp of exp(d) for -707 <= d <= 0 (42,000 arguments against a 40-digit exp, the fmas emulated
 // exactly); below -707 (and -inf) it gives 0 where exp() gives values under 1e-307; NaN stays
-// NaN.
-// Arguments past 700 are out of its range: a log_softmax backward's y, which may be anything,
-// takes exp().
+// NaN. Arguments past 700 are out of its range: a log_softmax backward's y, which may be
+// anything, takes exp().
 //
 // The tiers that measured faster with it ask for it (elem_exp's Fast for float64); the rest keep
 // exp(). H200 kernel times, two rounds, a build with every tier on it against exp(): tier 3a's

@@ -43,7 +43,7 @@ constexpr int kColumnClusterMaxTx = 32;
 // forward takes 8 too, on an H200 (kernel times, 4 packs -> 8: [8, 150, 128, 128] 100.0 -> 86.5
 // us, which 4 packs' narrower tiles sent to tier 4b; [16, 21, 256, 256] 102.7 -> 96.9, [64, 128,
 // 56, 56] 115.4 -> 109.1), although 4 measured faster on an H100 (129.1 -> 122.0 us, 149.8 ->
-// 139.9, 118.1 -> 111.2), whose lower bandwidth needs fewer bytes in flight a thread.
+// 139.9, 118.1 -> 111.2; perhaps its lower bandwidth needs fewer bytes in flight: not measured).
 template <typename T, bool Bwd>
 constexpr int column_max_packs() {
   return Bwd ? 4 : 8;
