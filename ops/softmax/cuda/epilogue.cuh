@@ -61,16 +61,12 @@ __device__ __forceinline__ A bwd_term(A y, A dy) {
   return Log ? dy : y * dy;
 }
 
-// log_softmax's y is <= 0 when it came from the forward, but whatever y the backward is given
-// must come out right: float64 takes exp() rather than elem_exp's exp_nonpositive.
 template <bool Log, bool Fast = false, typename A>
 __device__ __forceinline__ A bwd_out(A y, A dy, A sum) {
-  if constexpr (!Log)
-    return y * (dy - sum);
-  else if constexpr (sizeof(A) == 8)
-    return dy - acc_exp(y) * sum;
-  else
-    return dy - elem_exp<Fast>(y) * sum;
+  // log_softmax's y is <= 0 when it came from the forward, but whatever y the backward is given
+  // must come out right: float64's Fast exp (exp_nonpositive) is not for it.
+  static_assert(!(Fast && sizeof(A) == 8), "a backward's float64 exp must be exp()");
+  return Log ? dy - elem_exp<Fast>(y) * sum : y * (dy - sum);
 }
 
 }  // namespace mt

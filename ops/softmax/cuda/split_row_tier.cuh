@@ -76,13 +76,19 @@ __device__ __forceinline__ MaxSum<A> fold_row_partials(const MaxSum<A>* partials
   return block_reduce_partial<Bwd>(st, scratch, parity);
 }
 
+// The split row's forward exps, its stats and its output alike: 16-bit's hardware ex2, float64's
+// exp_nonpositive (float64_exp.cuh); float32 keeps the accurate expf.
+template <typename T>
+constexpr bool split_row_fast_exp() {
+  return sizeof(T) != 4;
+}
+
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kSplitRowThreads)
     softmax_split_stats_kernel(const T* __restrict__ a, const T* __restrict__ b, int64_t cols,
                                int64_t chunk, int64_t chunks, bool vec,
                                MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
-  constexpr bool kFastExp = sizeof(T) != 4;  // 16-bit: the hardware ex2; float64: exp_nonpositive
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[64];
   int parity = 0;
@@ -100,7 +106,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
 #pragma unroll
         for (int j = 0; j < N; ++j) st.s += bwd_term<Log>(va[u][j], vb[u][j]);
       } else {
-        maxsum_push<kFastExp>(st, va[u]);
+        maxsum_push<split_row_fast_exp<T>()>(st, va[u]);
       }
     }
   }
@@ -115,7 +121,6 @@ __global__ void __launch_bounds__(kSplitRowThreads)
                                bool vec, const MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr bool kFast = sizeof(T) == 2;
-  constexpr bool kFastExp = sizeof(T) != 4;  // as the stats kernel's
   constexpr int N = pack_size<T>();
   __shared__ MaxSum<A> scratch[64];
   int parity = 0;
@@ -139,7 +144,7 @@ __global__ void __launch_bounds__(kSplitRowThreads)
 #pragma unroll
         for (int j = 0; j < N; ++j)
           va[u][j] = Bwd ? bwd_out<Log, kFast>(va[u][j], vb[u][j], st.s)
-                         : fwd_out<Log, kFastExp>(va[u][j], st.m, coef);
+                         : fwd_out<Log, split_row_fast_exp<T>()>(va[u][j], st.m, coef);
         store_pack<N>(ro, int64_t(p) * N, end, vec, va[u]);
       }
     }
