@@ -55,6 +55,14 @@ namespace {
 // synchronizes with other libraries' default-stream work (torch, cupy) without extra events.
 constexpr cudaStream_t kStream = nullptr;
 
+// Frees go to the per-thread default stream instead. It is a blocking stream, so a free queued
+// there still waits for everything queued before it on the legacy stream, and the pool hands
+// the block to the next allocation on the legacy stream in order. Measured on an H200 (a tiny
+// kernel, allocate and free a block, 20 to 200 times queued): a free on the legacy stream added
+// 1.2 us of GPU time to each such step, one on the per-thread stream none, with the pool's
+// reserved memory the same (one block) either way.
+const cudaStream_t kFreeStream = cudaStreamPerThread;
+
 std::mutex pools_mutex;
 std::vector<cudaMemPool_t> pools;  // one per device, created on first use
 
@@ -124,9 +132,10 @@ void* allocate(std::size_t nbytes, int index) {
   void* ptr = nullptr;
   cudaError_t err = cudaMallocFromPoolAsync(&ptr, nbytes, pool, kStream);
   if (err == cudaErrorMemoryAllocation) {
-    // Blocks freed but not yet reusable may be holding the memory: wait, trim, try once more.
+    // Blocks freed but not yet reusable may be holding the memory: wait for every stream (frees
+    // are queued on kFreeStream), trim, try once more.
     cudaGetLastError();
-    MT_CUDA_CHECK(cudaStreamSynchronize(kStream));
+    MT_CUDA_CHECK(cudaDeviceSynchronize());
     MT_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
     err = cudaMallocFromPoolAsync(&ptr, nbytes, pool, kStream);
   }
@@ -148,7 +157,7 @@ void release(void* ptr, int index) noexcept {
   if (cudaGetDevice(&previous) != cudaSuccess) return;
   cudaSetDevice(index);
   // A failure here means the context is gone; there is nothing left to free, so stay quiet.
-  if (cudaFreeAsync(ptr, kStream) != cudaSuccess) cudaGetLastError();
+  if (cudaFreeAsync(ptr, kFreeStream) != cudaSuccess) cudaGetLastError();
   cudaSetDevice(previous);
 }
 
