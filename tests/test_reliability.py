@@ -647,6 +647,23 @@ def test_no_leak_over_100k_cycles(device):
     assert grown < 4 * 2**20, f"RSS grew by {grown / 2**20:.1f} MiB over 100,000 cycles"
 
 
+@pytest.mark.cuda
+def test_cuda_pool_reuses_blocks_freed_while_work_is_queued():
+    """Frees are queued on the per-thread default stream and allocations on the legacy one
+    (core/cuda_runtime.cpp): the pool must still hand each freed output to the next call's
+    allocation while the GPU runs behind the host, not take a new 64 MiB block a call."""
+    x = mt.randn(4096, 4096, device="cuda")  # 64 MiB; each softmax takes ~30 us of GPU time
+    y = x.softmax(-1)
+    mt.cuda.synchronize()
+    reserved0 = mt.cuda.memory_reserved()
+    for _ in range(200):  # the host queues these faster than the GPU runs them
+        y = x.softmax(-1)  # frees the previous output
+    del y
+    mt.cuda.synchronize()
+    grown = mt.cuda.memory_reserved() - reserved0
+    assert grown <= 4 * 64 * 2**20, f"the CUDA pool grew by {grown / 2**20:.0f} MiB over 200 calls"
+
+
 # ------------------------------------------------------------------- 5. constructor error messages
 # (the random fuzzing is in test_fuzz.py; these pin messages that once blamed the wrong thing)
 
