@@ -7,7 +7,7 @@
 #
 #   bash scripts/contender_wheels.sh pack                # here: .qsite/part1.tar.xz, part2.tar.xz
 #   bash scripts/contender_wheels.sh unpack PART.tar.xz  # there, once per archive: into /root/site
-#   bash scripts/contender_wheels.sh bench ARGS...       # there: python -m minitensor.bench ARGS
+#   bash scripts/contender_wheels.sh bench ARGS...       # there: python -m minitensor.bench ARGS, run from /tmp
 #                                                        # with /root/site on the path (its .pth
 #                                                        # files honoured, as QuACK needs)
 # Versions as the twenty-eighth session's sweep used them (Python 3.12 wheels).
@@ -43,6 +43,7 @@ case "${1:-}" in
     ;;
   bench)
     shift
+    cd /tmp  # import the installed package, not the source folder (python -c puts the cwd first)
     exec python3 -c 'import runpy, site, sys
 site.addsitedir(sys.argv[1])
 sys.argv = ["minitensor.bench"] + sys.argv[2:]
