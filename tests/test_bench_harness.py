@@ -297,6 +297,26 @@ def test_kernel_time_summary_judges_on_kernel_times() -> None:
     assert not any("kernel" in line for line in report.dtype_summary(sweep))
 
 
+def test_call_overhead_summary_is_the_median_gap_between_call_and_kernel() -> None:
+    big = cases.TypedCase(cases.Case("a", (4096, 8192), -1), "float32")
+    small = cases.TypedCase(cases.Case("b", (32, 32), -1), "float32")
+    mid = cases.TypedCase(cases.Case("c", (1024, 1024), -1), "float32")
+    results = [
+        CaseResult(big, Timing(us=103.0, kernel_us=100.0), Check("ok"), 90.0,
+                   {"torch": Timing(us=102.0, kernel_us=100.0), "liger": Timing(us=80.0)}),
+        CaseResult(small, Timing(us=5.5, kernel_us=2.0), Check("ok"), 1.0,
+                   {"torch": Timing(us=50.0, kernel_us=2.0)}),  # one host stall: the median ignores it
+        CaseResult(mid, Timing(us=6.0, kernel_us=4.0), Check("ok"), 30.0, {"torch": Timing(us=6.0, kernel_us=4.0)}),
+    ]
+    sweep = SweepResult("dev", "cuda", "softmax", 3333.0, "fake", ["torch", "liger"], results)
+    line = report.call_overhead_summary(sweep)
+    assert line == "per call beyond the kernels, median: minitensor 3.00 µs (3 cases), torch 2.00 µs (3 cases)"
+    assert line in report.softmax_report(sweep)  # liger, without kernel times, is left out
+    untimed = [CaseResult(big, Timing(us=100.0), Check("ok"), 72.0, {"torch": Timing(us=90.0)})]
+    assert report.call_overhead_summary(SweepResult("dev", "cuda", "softmax", 3333.0, "fake", ["torch"],
+                                                    untimed)) == ""
+
+
 def test_cli_help_and_ladder_gate() -> None:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -158,6 +159,23 @@ def bandwidth_summary(sweep: SweepResult) -> str:
             f"{worst.minitensor.gbs:.1f} GB/s)")
 
 
+def call_overhead_summary(sweep: SweepResult) -> str:
+    """Per implementation, the median over the cases of (per-call time - kernel time): what a
+    call costs beyond its kernels (launch, the GPU's own work around it such as a free queued on
+    the stream, host stalls that outrun the flush). A regression here moves every per-call
+    ratio; empty when no case has kernel times."""
+    overheads: dict[str, list[float]] = defaultdict(list)
+    for case in sweep.cases:
+        for name, timing in [("minitensor", case.minitensor), *case.contenders.items()]:
+            if timing.ok and math.isfinite(timing.kernel_us):
+                overheads[name].append(timing.us - timing.kernel_us)
+    if not overheads:
+        return ""
+    parts = [f"{name} {fmt(statistics.median(values), 2)} µs ({len(values)} cases)"
+             for name, values in overheads.items()]
+    return "per call beyond the kernels, median: " + ", ".join(parts)
+
+
 def contender_notes(sweep: SweepResult) -> list[str]:
     """Why columns say n/a, once per distinct reason."""
     seen: dict[str, list[str]] = defaultdict(list)
@@ -194,6 +212,7 @@ def softmax_report(sweep: SweepResult) -> str:
         *speedup_summary(sweep),
         *dtype_summary(sweep),
         bandwidth_summary(sweep),
+        *([overhead] if (overhead := call_overhead_summary(sweep)) else []),
         *(f"n/a or check detail: {n}" for n in contender_notes(sweep)),
         f"correctness: {len(sweep.cases) - len(failures)} of {len(sweep.cases)} cases pass"
         + ("" if not failures else "; FAILED: " + ", ".join(
