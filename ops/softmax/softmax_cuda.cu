@@ -112,13 +112,15 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
     return int(std::clamp<int64_t>(next_pow2(ceil_div(npk, min_packs)),
                                    std::min<int64_t>(min_lanes, next_pow2(npk)), 32));
   };
-  // 16-bit forward rows of 16 packs (128 values) take two packs a lane, eight lanes a row: H200
-  // kernel times, two rounds against four packs, [262144, 128] float16 34.9-35.2 -> 34.2 us,
-  // bfloat16 35.0-35.1 -> 34.0-34.3, [524288, 128] float16 66.0-67.0 -> 65.3-66.5, bfloat16 66.6
-  // -> 66.1-66.3 (float32 rows of 128 lost at two packs: 131.3 -> 132.2 us).
-  const int default_min_packs = Bwd                            ? lanes_row_max_packs<T, Bwd>() / 2
-                                : sizeof(T) == 2 && npk == 16 ? 2
-                                                               : 4;
+  // 16-bit forward rows of 16 or 32 packs (128 or 256 values) take two packs a lane, 8 or 16
+  // lanes a row: H200 kernel times, two rounds against four packs, [262144, 128] float16 34.9-35.2
+  // -> 34.2 us, bfloat16 35.0-35.1 -> 34.0-34.3, [524288, 128] float16 66.0-67.0 -> 65.3-66.5,
+  // bfloat16 66.6 -> 66.1-66.3; [131072, 256] float16 35.3-35.4 -> 34.4-34.5, bfloat16 34.8-35.0
+  // -> 34.3, [262144, 256] and [65536, 256] alike. Not rows of 25 packs ([262144, 200] float16
+  // 56.1-56.6 -> 58.5-58.7), nor float32 rows of 128 (131.3 -> 132.2 us).
+  const int default_min_packs = Bwd ? lanes_row_max_packs<T, Bwd>() / 2
+                                : sizeof(T) == 2 && (npk == 16 || npk == 32) ? 2
+                                                                            : 4;
   int lanes = lanes_for(forced_min_packs > 0 ? forced_min_packs : default_min_packs);
   // A forward whose threads would not fill the GPU twice over spreads its rows over more lanes,
   // two packs a lane: [131072, 64] float16 18.0 -> 15.3 us on an H100 (at 15 waves, [524288,
@@ -132,14 +134,17 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
     lanes = lanes_for(sizeof(T) <= 4 && npk <= 8 ? 1 : 2);
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
-  // Long grids of float32 rows of up to 8 packs (32 values) run in blocks of 128 threads: H200
-  // kernel times, two rounds against 256, [2097152, 32] float32 130.4-130.5 -> 128.2-128.4 us.
+  // Long grids of float32 rows run in blocks of 64 threads (finer blocks, as QuACK's 128 threads
+  // of 8 rows): H200 kernel times, two rounds, 256 threads -> 64 (128 in brackets), forward
+  // [524288, 128] 130.4-130.5 -> 128.5 us (130.5-130.6), [67108, 1000] 132.0-132.1 -> 130.8-131.1
+  // (131.2-131.3), [131072, 64] 19.3 -> 18.9 (18.9); [2097152, 32], which took 128 before, 127.6-
+  // 127.7 -> 127.4-127.5; backward [131072, 64] 27.7-27.9 -> 27.2, its other rows within 0.5%.
+  // 16-bit rows did not follow (within 1% either way at 64 and 128).
   static const int forced_threads = env_int("MT_SOFTMAX_LANE_THREADS", 0);
   const int block_threads =
       forced_threads > 0 ? std::clamp(forced_threads / 32 * 32, 32, kLanesTierThreads)
-      : !Bwd && sizeof(T) == 4 && npk <= 8 && !under_gpu_fills(rows * lanes, 2)
-          ? kLanesTierThreads / 2
-          : kLanesTierThreads;
+      : sizeof(T) == 4 && !under_gpu_fills(rows * lanes, 2) ? kLanesTierThreads / 4
+                                                             : kLanesTierThreads;
   auto run = [&](auto packs_c) {
     constexpr int P = decltype(packs_c)::value;
     if constexpr (P <= lanes_row_max_packs<T, Bwd>())
