@@ -29,8 +29,7 @@
 // a thread issues the copies of row i + stages - 1 into the ring before it reduces row i, so the
 // next rows' loads are in flight during this row's reductions. A thread only reads the slots it
 // filled itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
-// (vec == false) are loaded element by element, mostly neighbouring threads taking neighbouring
-// elements (kStrided).
+// (vec == false) are loaded element by element.
 #pragma once
 
 #include "core/dtype.h"
@@ -193,49 +192,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     group = lead = blockIdx.x / cs;
     ngroups = gridDim.x / cs;
   }
-  // Element j of pack p lies at column ebase + p * step + j * estride. Aligned rows (vec): the
-  // pack's N neighbours, one 16-byte access. A misaligned row takes element by element; where
-  // kStrided holds, each of a pack's elements then lies a thread apart (ebase: the block's first
-  // column plus the thread's place in the block's stride), so that the threads' j-th accesses
-  // are neighbours: a row's max and sum do not care which thread holds which element, so long as
-  // the load and the store agree. Elsewhere a thread keeps its N neighbours (16 bytes from the
-  // next thread's). H200 kernel times, two rounds, neighbours -> a thread apart: forward float16
-  // [262144, 100] 199 -> 114 us, [16384, 1001] 59.8 -> 31.4, [1024, 4095] 24.9 -> 11.0, [8,
-  // 131071] 12.9 -> 6.2, [4096, 50257] 648 -> 526; float32 [262144, 100] 58.8 -> 57.0, [16384,
-  // 1001] 46.5 -> 45.6, [1024, 4095] 14.9 -> 14.5; backward float16 [16384, 1001] 57.1 -> 43.4.
-  // Not float32 clusters ([4096, 50257] 669 -> 747, though [8, 131071] 10.5 -> 8.6), nor the
-  // backward's 16-bit lanes ([262144, 100] 70.0 -> 80.3); the rest is unmeasured and unchanged.
-  constexpr bool kStrided = Bwd ? sizeof(T) == 2 && G == RowGroup::kBlock
-                                : sizeof(T) == 2 || (sizeof(T) == 4 && G != RowGroup::kCluster);
-  const bool strided = kStrided && !vec;
-  const int estride = strided ? step / N : 1;
-  const int ebase = strided ? first * N + (col0 / N - first) : col0;
-  // Which of this thread's packs lie in the block's part of the row (the same in every row); a
-  // misaligned row tests each element too.
+  // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
   unsigned owned = 0;
 #pragma unroll
-  for (int p = 0; p < PACKS; ++p) owned |= (ebase + p * step < col_end ? 1u : 0u) << p;
-  // Stores pack p of a row's output (`ro`): whole, or element by element where it belongs.
-  auto store_out = [&](T* ro, int p, const auto& o) {
-    if (vec) {
-      store_global_whole(reinterpret_cast<P*>(ro + col0 + p * step), pack_of<T>(o));
-    } else {
-#pragma unroll
-      for (int j = 0; j < N; ++j) {
-        const int c = ebase + p * step + j * estride;
-        if (c < col_end) ro[c] = T(o[j]);
-      }
-    }
-  };
-  // Pack p of a misaligned row `r` (as A), elements past the block's part as `fill`.
-  auto load_misaligned = [&](const T* r, int p, A (&v)[N], A fill) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-      const int c = ebase + p * step + j * estride;
-      v[j] = c < col_end ? static_cast<A>(r[c]) : fill;
-    }
-  };
+  for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
 
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
@@ -275,12 +236,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
-          A v[N];
-          load_misaligned(ra, p, v, A(kPad));
-          store_whole(slot(stage, 0, p), pack_of<T>(v));
+          const int col = col0 + p * step;
+          P pk;
+#pragma unroll
+          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
+          store_whole(slot(stage, 0, p), pk);
           if constexpr (Bwd) {
-            load_misaligned(b + row * cols, p, v, A(kPad));
-            store_whole(slot(stage, 1, p), pack_of<T>(v));
+            const T* rb = b + row * cols;
+#pragma unroll
+            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
+            store_whole(slot(stage, 1, p), pk);
           }
         }
       }
@@ -361,7 +326,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(slot(stage, 1, p)), dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
-      store_out(ro, p, o);
+      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
@@ -426,7 +391,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(s), x);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
-      store_out(ro, p, o);
+      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     });
   };
 
@@ -481,6 +446,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       };
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
+        const int col = col0 + p * step;
         const bool here = mine >> p & 1u;
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
         A tmp[N];
@@ -491,11 +457,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = fill;
           }
-        } else if (here) {
-          load_misaligned(ra, p, tmp, fill);
         } else {
-#pragma unroll
-          for (int j = 0; j < N; ++j) tmp[j] = fill;
+          load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
         }
 #pragma unroll
         for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
@@ -507,11 +470,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
               for (int j = 0; j < N; ++j) tmp[j] = A(0);
             }
-          } else if (here) {
-            load_misaligned(rb, p, tmp, A(0));
           } else {
-#pragma unroll
-            for (int j = 0; j < N; ++j) tmp[j] = A(0);
+            load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
           }
 #pragma unroll
           for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
@@ -546,7 +506,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            store_out(ro, p, o);
+            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
           }
         }
       } else {
@@ -560,7 +520,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
-            store_out(ro, p, o);
+            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
           }
         }
       }
