@@ -60,12 +60,21 @@ int row_ring_stages(int threads, int packs, bool persistent) {
   return stages;
 }
 
+// The staged-row kernel for rows aligned (`vec`) or not: misaligned rows take the strided
+// kernel where misaligned_rows_strided says so (and only there is it instantiated).
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+auto staged_row_kernel_for(bool vec) {
+  if constexpr (misaligned_rows_strided<T, Bwd, G>())
+    if (!vec) return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
+  return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
+}
+
 // Tiers 1 and 2: a block for each group of `rows_per_block` rows (more than INT32_MAX blocks'
 // worth of rows, if ever, in several launches: the kernel takes one pass).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
-  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(vec);
   const int64_t smem =
       loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
@@ -319,7 +328,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int chunk = int(ceil_div(ceil_div(cols, pack_size<T>()), cs));
   const int threads = cluster_row_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
-  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(vec);
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);

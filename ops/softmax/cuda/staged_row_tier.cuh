@@ -29,7 +29,8 @@
 // a thread issues the copies of row i + stages - 1 into the ring before it reduces row i, so the
 // next rows' loads are in flight during this row's reductions. A thread only reads the slots it
 // filled itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
-// (vec == false) are loaded element by element.
+// (vec == false) are loaded element by element: a thread's pack is N neighbours, or, in kernels
+// of their own (Strided), N elements a thread apart (misaligned_rows_strided).
 #pragma once
 
 #include "core/dtype.h"
@@ -127,15 +128,36 @@ constexpr int row_kernel_min_blocks() {
   return G == RowGroup::kBlock && (Bwd || !Log) && sizeof(T) <= 4 ? 2 : 1;
 }
 
+// How a misaligned row's elements map to threads, where the launch has the choice. Each of a
+// pack's N elements a thread apart (true) makes the threads' j-th accesses neighbours, N
+// accesses a warp, not one 16-byte stride apart per thread (a row's max and sum do not care
+// which thread holds which element, so long as the load and the store agree). These take kernels
+// of their own, so the aligned rows' kernels stay as they were: with the mapping inside the
+// shared kernel, its registers rose (16-bit block kernels spilled) and aligned rows ran 5-19%
+// slower; kernels of their own for every misaligned row moved the aligned kernels' registers
+// both ways (H200, aligned float16 rows 1-3% apart, both ways). H200 kernel times, two rounds,
+// neighbours -> a thread apart: forward float16 [262144, 100] 199 -> 115 us, [16384, 1001] 59.4
+// -> 31.5, [4096, 50257] 655 -> 509, [1024, 4095] 24.7 -> 10.9, [8, 131071] 13.7 -> 6.4; float32
+// [16384, 1001] 46.1 -> 45.2, [1024, 4095] 15.0 -> 14.3; backward float16 [16384, 1001] 57.1 ->
+// 43.4. Not float32 clusters ([4096, 50257] 663 -> 677), nor the backward's 16-bit lanes or
+// clusters ([262144, 100] 70.0 -> 80.3; [4096, 50257] 827 -> 870).
+template <typename T, bool Bwd, RowGroup G>
+constexpr bool misaligned_rows_strided() {
+  if constexpr (Bwd) return sizeof(T) == 2 && G == RowGroup::kBlock;
+  return sizeof(T) == 2 || (sizeof(T) == 4 && G != RowGroup::kCluster);
+}
+
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
-template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+// `Strided`: misaligned rows only, mapped as misaligned_rows_strided describes.
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Strided = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
+  if constexpr (Strided) vec = false;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -192,11 +214,40 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     group = lead = blockIdx.x / cs;
     ngroups = gridDim.x / cs;
   }
+  // Element j of pack p lies at column ebase + p * step + j * estride: col0 + p * step + j, or
+  // (Strided) j threads apart from the thread's place in the block's stride.
+  const int estride = Strided ? step / N : 1;
+  const int ebase = Strided ? first * N + (col0 / N - first) : col0;
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
   unsigned owned = 0;
 #pragma unroll
-  for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
+  for (int p = 0; p < PACKS; ++p) owned |= (ebase + p * step < col_end ? 1u : 0u) << p;
+  // Pack p of a misaligned row `r` (as A), elements past the block's part (or all of them,
+  // unless `here`) as `fill`. (Strided: `here` is the caller's to test.)
+  auto load_misaligned = [&](const T* r, int p, bool here, A (&v)[N], A fill) {
+    if constexpr (Strided) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        const int c = ebase + p * step + j * estride;
+        v[j] = c < col_end ? static_cast<A>(r[c]) : fill;
+      }
+    } else {
+      load_pack<N>(r, col0 + p * step, here ? int(cols) : 0, false, v, fill);
+    }
+  };
+  // Stores pack p of a row's output `ro`.
+  auto store_out = [&](T* ro, int p, const A (&o)[N]) {
+    if constexpr (Strided) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        const int c = ebase + p * step + j * estride;
+        if (c < col_end) ro[c] = T(o[j]);
+      }
+    } else {
+      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+    }
+  };
 
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
@@ -236,16 +287,26 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
-          const int col = col0 + p * step;
-          P pk;
+          if constexpr (Strided) {
+            A v[N];
+            load_misaligned(ra, p, true, v, A(kPad));
+            store_whole(slot(stage, 0, p), pack_of<T>(v));
+            if constexpr (Bwd) {
+              load_misaligned(b + row * cols, p, true, v, A(kPad));
+              store_whole(slot(stage, 1, p), pack_of<T>(v));
+            }
+          } else {
+            const int col = col0 + p * step;
+            P pk;
 #pragma unroll
-          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
-          store_whole(slot(stage, 0, p), pk);
-          if constexpr (Bwd) {
-            const T* rb = b + row * cols;
+            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
+            store_whole(slot(stage, 0, p), pk);
+            if constexpr (Bwd) {
+              const T* rb = b + row * cols;
 #pragma unroll
-            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
-            store_whole(slot(stage, 1, p), pk);
+              for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
+              store_whole(slot(stage, 1, p), pk);
+            }
           }
         }
       }
@@ -326,7 +387,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(slot(stage, 1, p)), dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
-      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+      store_out(ro, p, o);
     });
   };
   // The forward of one row from its ring stage (kFromRing): three passes over the stage.
@@ -391,7 +452,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       unpack<N>(reload_shared(s), x);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
-      store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+      store_out(ro, p, o);
     });
   };
 
@@ -446,7 +507,6 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       };
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
-        const int col = col0 + p * step;
         const bool here = mine >> p & 1u;
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
         A tmp[N];
@@ -457,8 +517,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = fill;
           }
+        } else if (Strided && !here) {
+#pragma unroll
+          for (int j = 0; j < N; ++j) tmp[j] = fill;
         } else {
-          load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
+          load_misaligned(ra, p, here, tmp, fill);
         }
 #pragma unroll
         for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
@@ -470,8 +533,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
               for (int j = 0; j < N; ++j) tmp[j] = A(0);
             }
+          } else if (Strided && !here) {
+#pragma unroll
+            for (int j = 0; j < N; ++j) tmp[j] = A(0);
           } else {
-            load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
+            load_misaligned(rb, p, here, tmp, A(0));
           }
 #pragma unroll
           for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];
@@ -506,7 +572,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            store_out(ro, p, o);
           }
         }
       } else {
@@ -520,7 +586,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(va[p * N + j], vb[p * N + j], s);
-            store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
+            store_out(ro, p, o);
           }
         }
       }
