@@ -131,16 +131,17 @@ constexpr int row_kernel_min_blocks() {
 // How a misaligned row's elements map to threads, where the launch has the choice. Each of a
 // pack's N elements a thread apart (true) makes the threads' j-th accesses neighbours, N
 // accesses a warp, not one 16-byte stride apart per thread (a row's max and sum do not care
-// which thread holds which element, so long as the load and the store agree). These take kernels
-// of their own, so the aligned rows' kernels stay as they were: with the mapping inside the
-// shared kernel, its registers rose (16-bit block kernels spilled) and aligned rows ran 5-19%
-// slower; kernels of their own for every misaligned row moved the aligned kernels' registers
-// both ways (H200, aligned float16 rows 1-3% apart, both ways). H200 kernel times, two rounds,
-// neighbours -> a thread apart: forward float16 [262144, 100] 199 -> 115 us, [16384, 1001] 59.4
-// -> 31.5, [4096, 50257] 655 -> 509, [1024, 4095] 24.7 -> 10.9, [8, 131071] 13.7 -> 6.4; float32
-// [16384, 1001] 46.1 -> 45.2, [1024, 4095] 15.0 -> 14.3; backward float16 [16384, 1001] 57.1 ->
-// 43.4. Not float32 clusters ([4096, 50257] 663 -> 677), nor the backward's 16-bit lanes or
-// clusters ([262144, 100] 70.0 -> 80.3; [4096, 50257] 827 -> 870).
+// which thread holds which element, so long as the load and the store agree). Those rows take
+// kernels of their own (Strided), so the aligned rows' kernels stay as they were: inside the
+// shared kernel the mapping raised its registers (16-bit block kernels spilled) and aligned rows
+// ran 5-19% slower; splitting every kernel in an aligned and a misaligned version (no runtime
+// `vec` test left in the aligned one) moved aligned float16 rows 1-3%, both ways. H200 kernel
+// times, neighbours -> a thread apart (two calls): forward float16 [262144, 100] 199 -> 115 us,
+// [16384, 1001] 59.4 -> 31.9, [4096, 50257] 655 -> 515, [1024, 4095] 24.7 -> 11.0, [8, 131071]
+// 13.7 -> 6.5; float32 [16384, 1001] 46.1 -> 45.4, [1024, 4095] 15.0 -> 14.1; backward float16
+// blocks [1024, 4095] 22.2 -> 19.7, but [16384, 1001] 56.8 -> 58.9 (to be measured again). Not
+// float32 clusters ([4096, 50257] 663 -> 677), nor the backward's 16-bit lanes or clusters
+// ([262144, 100] 70.0 -> 80.3; [4096, 50257] 827 -> 870).
 template <typename T, bool Bwd, RowGroup G>
 constexpr bool misaligned_rows_strided() {
   if constexpr (Bwd) return sizeof(T) == 2 && G == RowGroup::kBlock;
