@@ -387,7 +387,7 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # forward takes persistent 16-block clusters of 544 threads (a chunk ending inside a thread)
     ((300, 131080), 1),
     # misaligned rows (a GPT-2 vocabulary) over more rows than two an SM: the cluster tier's
-    # strided kernels (misaligned_rows_strided), each of a pack's elements a thread apart
+    # Shifted kernels (misaligned_rows_shifted): a row read from the 16-byte boundary before it
     ((270, 50257), 1),
 ]
 # (outer, axis, inner) for softmax over a non-last dim.

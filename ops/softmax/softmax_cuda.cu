@@ -60,12 +60,29 @@ int row_ring_stages(int threads, int packs, bool persistent) {
   return stages;
 }
 
-// The staged-row kernel for rows aligned (`vec`) or not: misaligned rows take the strided
-// kernel where misaligned_rows_strided says so (and only there is it instantiated).
+// Whether misaligned rows (not `vec`) of group G may take the Shifted kernels: where
+// misaligned_rows_shifted says so, and every tensor at the same offset within 16 bytes.
+template <typename T, bool Bwd, RowGroup G>
+bool shifts_rows(const Ptrs& p, bool vec) {
+  return misaligned_rows_shifted<T, Bwd, G>() && !vec && p.same_offset(16);
+}
+
+// The columns a launch of group G plans its packs for: a row the Shifted kernels read spans up
+// to one pack more than its own.
+template <typename T, bool Bwd, RowGroup G>
+int64_t planned_cols(const Ptrs& p, int64_t cols, bool vec) {
+  return shifts_rows<T, Bwd, G>(p, vec) ? cols + pack_size<T>() - 1 : cols;
+}
+
+// The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
+// group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
+// misaligned ones element by element. (Shifted kernels are instantiated only where
+// misaligned_rows_shifted holds.)
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
-auto staged_row_kernel_for(bool vec) {
-  if constexpr (misaligned_rows_strided<T, Bwd, G>())
-    if (!vec) return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
+auto staged_row_kernel_for(const Ptrs& p, int64_t cols, bool vec, int64_t packs) {
+  if constexpr (misaligned_rows_shifted<T, Bwd, G>())
+    if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
+      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }
 
@@ -74,7 +91,9 @@ auto staged_row_kernel_for(bool vec) {
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(vec);
+  const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(p, cols, vec,
+                                                             int64_t(group_threads) * PACKS);
   const int64_t smem =
       loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
@@ -108,7 +127,10 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   constexpr int N = pack_size<T>();
-  const int64_t npk = ceil_div(cols, N);
+  // (A shifted row's extra pack only where the lanes still hold it; else launch_staged takes
+  // the row element by element.)
+  const int64_t planned = ceil_div(planned_cols<T, Bwd, RowGroup::kLanes>(p, cols, vec), N);
+  const int64_t npk = planned <= 32 * lanes_row_max_packs<T, Bwd>() ? planned : ceil_div(cols, N);
   static const int forced_min_lanes = env_int("MT_SOFTMAX_LANE_MIN_LANES", 0);
   const int min_lanes = forced_min_lanes > 0 ? forced_min_lanes
                         : Bwd                ? 1
@@ -325,10 +347,14 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
-  const int chunk = int(ceil_div(ceil_div(cols, pack_size<T>()), cs));
-  const int threads = cluster_row_threads<T, PACKS>(cols, cs);
+  // A shifted row's extra pack, unless it would need more threads than a block has.
+  int64_t plan = planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec);
+  if (cluster_row_threads<T, PACKS>(plan, cs) > kRowTierMaxThreads) plan = cols;
+  const int chunk = int(ceil_div(ceil_div(plan, pack_size<T>()), cs));
+  const int threads = cluster_row_threads<T, PACKS>(plan, cs);
   if (threads > kRowTierMaxThreads) return false;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(vec);
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(
+      p, cols, vec, int64_t(chunk) * cs);
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
@@ -352,7 +378,11 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
                              bool persistent = false) {
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
-    const int threads = int(ceil_div(ceil_div(npk, PACKS), 32) * 32);
+    // A shifted row's extra pack, unless it would need more threads than a block has.
+    const auto threads_for = [](int64_t packs) { return int(ceil_div(ceil_div(packs, PACKS), 32) * 32); };
+    int threads = threads_for(ceil_div(planned_cols<T, Bwd, RowGroup::kBlock>(p, cols, vec),
+                                       pack_size<T>()));
+    if (threads > kRowTierMaxThreads) threads = threads_for(npk);
     // A block a row, not persistent even for wide rows that fill an SM ([2048, 32768] float16
     // 85% -> 92% of copy on an H100).
     launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, 1,
@@ -592,7 +622,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.
     if constexpr (!Bwd && sizeof(T) <= 4) {
-      const int threads = int(ceil_div(npk, 32) * 32);
+      // (A shifted row's extra pack too, while the block holds it.)
+      const int64_t planned = ceil_div(planned_cols<T, false, RowGroup::kBlock>(p, cols, vec), N);
+      const int threads = int(ceil_div(planned <= kRowTierMaxThreads ? planned : npk, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               1, vec);
     }

@@ -29,8 +29,8 @@
 // a thread issues the copies of row i + stages - 1 into the ring before it reduces row i, so the
 // next rows' loads are in flight during this row's reductions. A thread only reads the slots it
 // filled itself, so the ring needs no barrier of its own. Rows that are not 16-byte aligned
-// (vec == false) are loaded element by element: a thread's pack is N neighbours, or, in kernels
-// of their own (Strided), N elements a thread apart (misaligned_rows_strided).
+// (vec == false) are read in the 16-byte packs of the aligned row a few elements before each
+// (Shifted kernels, misaligned_rows_shifted), or else element by element.
 #pragma once
 
 #include "core/dtype.h"
@@ -128,37 +128,31 @@ constexpr int row_kernel_min_blocks() {
   return G == RowGroup::kBlock && (Bwd || !Log) && sizeof(T) <= 4 ? 2 : 1;
 }
 
-// How a misaligned row's elements map to threads, where the launch has the choice. Each of a
-// pack's N elements a thread apart (true) makes the threads' j-th accesses neighbours, N
-// accesses a warp, not one 16-byte stride apart per thread (a row's max and sum do not care
-// which thread holds which element, so long as the load and the store agree). Those rows take
-// kernels of their own (Strided), so the aligned rows' kernels stay as they were: inside the
-// shared kernel the mapping raised its registers (16-bit block kernels spilled) and aligned rows
-// ran 5-19% slower; splitting every kernel in an aligned and a misaligned version (no runtime
-// `vec` test left in the aligned one) moved aligned float16 rows 1-3%, both ways. H200 kernel
-// times, neighbours -> a thread apart (two calls): forward float16 [262144, 100] 199 -> 115 us,
-// [16384, 1001] 59.4 -> 31.9, [4096, 50257] 655 -> 515, [1024, 4095] 24.7 -> 11.0, [8, 131071]
-// 13.7 -> 6.5; float32 [16384, 1001] 46.1 -> 45.4, [1024, 4095] 15.0 -> 14.1; backward float16
-// blocks [1024, 4095] 22.2 -> 19.7, but [16384, 1001] 56.8 -> 58.9 (to be measured again). Not
-// float32 clusters ([4096, 50257] 663 -> 677), nor the backward's 16-bit lanes or clusters
-// ([262144, 100] 70.0 -> 80.3; [4096, 50257] 827 -> 870).
+// Where a misaligned row may take a Shifted kernel: read and written in the 16-byte packs of
+// the aligned row that starts `shift` (< N) elements before it, with an aligned row's thread
+// mapping and loads (cp.async, 16-byte stores); the elements outside the row (the neighbouring
+// rows') are padded where they land and never stored. Such a row spans up to one pack more than
+// its own, which the launch provides for (planned_cols), and every tensor of the launch must sit
+// at the same offset within 16 bytes, so that one shift serves them all. These are kernels of
+// their own: the aligned rows' kernels stay as they were (inside the shared kernel, a misaligned
+// path that raised its registers made aligned rows 5-19% slower).
 template <typename T, bool Bwd, RowGroup G>
-constexpr bool misaligned_rows_strided() {
+constexpr bool misaligned_rows_shifted() {
   if constexpr (Bwd) return sizeof(T) == 2 && G == RowGroup::kBlock;
   return sizeof(T) == 2 || (sizeof(T) == 4 && G != RowGroup::kCluster);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
-// `Strided`: misaligned rows only, mapped as misaligned_rows_strided describes.
-template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Strided = false>
+// `Shifted`: misaligned rows, read as misaligned_rows_shifted describes (`vec` is then unused).
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
-  if constexpr (Strided) vec = false;
+  if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -215,39 +209,63 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     group = lead = blockIdx.x / cs;
     ngroups = gridDim.x / cs;
   }
-  // Element j of pack p lies at column ebase + p * step + j * estride: col0 + p * step + j, or
-  // (Strided) j threads apart from the thread's place in the block's stride.
-  const int estride = Strided ? step / N : 1;
-  const int ebase = Strided ? first * N + (col0 / N - first) : col0;
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
   unsigned owned = 0;
 #pragma unroll
-  for (int p = 0; p < PACKS; ++p) owned |= (ebase + p * step < col_end ? 1u : 0u) << p;
-  // Pack p of a misaligned row `r` (as A), elements past the block's part (or all of them,
-  // unless `here`) as `fill`. (Strided: `here` is the caller's to test.)
-  auto load_misaligned = [&](const T* r, int p, bool here, A (&v)[N], A fill) {
-    if constexpr (Strided) {
+  for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
+  // Shifted: the row's shift (its elements from the 16-byte boundary before it), the packs of
+  // the shifted row this thread owns, and whether pack p holds elements outside the row (its
+  // first or last pack: columns are counted from the boundary, the row at [shift, shift + cols)).
+  const auto shift_of = [&](int64_t row) {
+    return int(reinterpret_cast<uintptr_t>(a + row * cols) / sizeof(T) % N);
+  };
+  const auto owned_shifted = [&](int sh) {
+    const int64_t end = G == RowGroup::kCluster ? min(sh + cols, int64_t(first + chunk) * N)
+                                                : sh + cols;
+    unsigned m = 0;
 #pragma unroll
-      for (int j = 0; j < N; ++j) {
-        const int c = ebase + p * step + j * estride;
-        v[j] = c < col_end ? static_cast<A>(r[c]) : fill;
-      }
-    } else {
-      load_pack<N>(r, col0 + p * step, here ? int(cols) : 0, false, v, fill);
+    for (int p = 0; p < PACKS; ++p) m |= (col0 + p * step < end ? 1u : 0u) << p;
+    return m;
+  };
+  const auto partial = [&](int p, int sh) {
+    const int c = col0 + p * step;
+    return c < sh || c + N > sh + cols;
+  };
+  const auto inside = [&](int c, int sh) { return c >= sh && c < sh + cols; };
+  int row_shift = 0;  // Shifted: the shift of the row being reduced
+  // Pads a pack's values outside the row (Shifted).
+  const auto pad_outside = [&](int p, A (&v)[N], A fill) {
+    if (partial(p, row_shift)) {
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        if (!inside(col0 + p * step + j, row_shift)) v[j] = fill;
     }
   };
-  // Stores pack p of a row's output `ro`.
+  // Stores pack p of a row's output `ro` (Shifted: the shifted row's, element by element where
+  // it holds elements outside the row).
   auto store_out = [&](T* ro, int p, const A (&o)[N]) {
-    if constexpr (Strided) {
+    if constexpr (Shifted) {
+      const int c = col0 + p * step;
+      if (!partial(p, row_shift)) {
+        store_global_whole(reinterpret_cast<P*>(ro + c), pack_of<T>(o));
+      } else {
 #pragma unroll
-      for (int j = 0; j < N; ++j) {
-        const int c = ebase + p * step + j * estride;
-        if (c < col_end) ro[c] = T(o[j]);
+        for (int j = 0; j < N; ++j)
+          if (inside(c + j, row_shift)) ro[c + j] = T(o[j]);
       }
     } else {
       store_row_pack<N>(ro, col0 + p * step, int(cols), vec, o);
     }
+  };
+  // Shifted: pack p of row `r` (the shifted row) element by element, outside the row `fill`:
+  // for the last row's last pack, whose 16 bytes may reach past the tensor.
+  const auto load_inside = [&](const T* r, int p, int sh, T fill) {
+    P pk;
+    const int c = col0 + p * step;
+#pragma unroll
+    for (int j = 0; j < N; ++j) pk.v[j] = inside(c + j, sh) ? r[c + j] : fill;
+    return pk;
   };
 
   auto slot = [&](int stage, int tensor, int p) {
@@ -266,7 +284,29 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // or a batch a pack (pack_batches).
   auto prefetch = [&](int64_t it, int stage) {
     const int64_t row = group + it * ngroups;
-    if (vec && row < rows) {
+    if (Shifted && row < rows) {
+      const int sh = shift_of(row);
+      const unsigned own = owned_shifted(sh);
+      const T* ra = a + row * cols - sh;
+      const T* rb = Bwd ? b + row * cols - sh : nullptr;
+      const bool last_row = row == rows - 1;
+      const unsigned dst = shared_address(slot(stage, 0, 0)), pack_bytes = blockDim.x * 16u;
+      constexpr float kPad = Bwd ? 0.0f : -INFINITY;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        if (own >> p & 1u) {
+          if (last_row && col0 + p * step + N > sh + cols) {
+            store_whole(slot(stage, 0, p), load_inside(ra, p, sh, T(kPad)));
+            if constexpr (Bwd) store_whole(slot(stage, 1, p), load_inside(rb, p, sh, T(kPad)));
+          } else {
+            cp_async_to<16, true>(dst + p * pack_bytes, ra + col0 + p * step);
+            if constexpr (Bwd)
+              cp_async_to<16, true>(dst + (PACKS + p) * pack_bytes, rb + col0 + p * step);
+          }
+        }
+        if (pack_batches && p + 1 < PACKS) cp_async_commit();
+      }
+    } else if (vec && row < rows) {
       const T* ra = a + row * cols + col0;
       const T* rb = Bwd ? b + row * cols + col0 : nullptr;
       // slot(stage, tensor, p) as a shared address: the first, stepped a pack's slots at a time.
@@ -288,26 +328,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
-          if constexpr (Strided) {
-            A v[N];
-            load_misaligned(ra, p, true, v, A(kPad));
-            store_whole(slot(stage, 0, p), pack_of<T>(v));
-            if constexpr (Bwd) {
-              load_misaligned(b + row * cols, p, true, v, A(kPad));
-              store_whole(slot(stage, 1, p), pack_of<T>(v));
-            }
-          } else {
-            const int col = col0 + p * step;
-            P pk;
+          const int col = col0 + p * step;
+          P pk;
 #pragma unroll
-            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
-            store_whole(slot(stage, 0, p), pk);
-            if constexpr (Bwd) {
-              const T* rb = b + row * cols;
+          for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? ra[col + j] : T(kPad);
+          store_whole(slot(stage, 0, p), pk);
+          if constexpr (Bwd) {
+            const T* rb = b + row * cols;
 #pragma unroll
-              for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
-              store_whole(slot(stage, 1, p), pk);
-            }
+            for (int j = 0; j < N; ++j) pk.v[j] = col + j < cols ? rb[col + j] : T(kPad);
+            store_whole(slot(stage, 1, p), pk);
           }
         }
       }
@@ -354,9 +384,23 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       if (mine >> p & 1u) fn(p, slot(stage, 0, p));
   };
   // The same for a row's first pass: each pack once its batch has landed.
+  // (Shifted: the row's first and last packs padded in the ring, for every pass.)
   auto each_landed_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
     each_ring_pack(stage, mine, [&](int p, P* s) {
       if (pack_batches) cp_async_wait(PACKS - 1 - p);
+      if constexpr (Shifted) {
+        if (partial(p, row_shift)) {
+          constexpr float kPad = Bwd ? 0.0f : -INFINITY;
+#pragma unroll
+          for (int t = 0; t < kTensors; ++t) {
+            P pk = load_whole(slot(stage, t, p));
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+              if (!inside(col0 + p * step + j, row_shift)) pk.v[j] = T(kPad);
+            store_whole(slot(stage, t, p), pk);
+          }
+        }
+      }
       fn(p, s);
     });
   };
@@ -470,10 +514,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     }
     const int64_t row = group + it * ngroups;
     const bool live = row < rows;
-    const unsigned mine = live ? owned : 0u;
-    const T* ra = a + row * cols;
-    const T* rb = Bwd ? b + row * cols : nullptr;
-    T* ro = out + row * cols;
+    if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
+    const unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
+    const T* ra = a + row * cols - row_shift;
+    const T* rb = Bwd ? b + row * cols - row_shift : nullptr;
+    T* ro = out + row * cols - row_shift;
     if constexpr (kFromRing && Bwd) {
       ring_row_backward(stage, mine, ro);
     } else if constexpr (kFromRing) {
@@ -492,10 +537,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if (vec) {
           const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
+          const bool last_row = Shifted && row == rows - 1;
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
             loaded[p] = pad_words;
-            if (mine >> p & 1u) loaded[p] = load_prefetching_words(src + p * lanes);
+            if (mine >> p & 1u) {
+              if (last_row && col0 + p * step + N > row_shift + cols)
+                loaded[p] = as_words(load_inside(ra, p, row_shift, T(-INFINITY)));
+              else
+                loaded[p] = load_prefetching_words(src + p * lanes);
+            }
           }
         }
       }
@@ -508,21 +559,20 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       };
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
+        const int col = col0 + p * step;
         const bool here = mine >> p & 1u;
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
         A tmp[N];
         if (vec) {
           if (kDirect || here) {
             unpack<N>(landed(0, p), tmp);
+            if constexpr (Shifted) pad_outside(p, tmp, fill);
           } else {
 #pragma unroll
             for (int j = 0; j < N; ++j) tmp[j] = fill;
           }
-        } else if (Strided && !here) {
-#pragma unroll
-          for (int j = 0; j < N; ++j) tmp[j] = fill;
         } else {
-          load_misaligned(ra, p, here, tmp, fill);
+          load_pack<N>(ra, col, here ? int(cols) : 0, false, tmp, fill);
         }
 #pragma unroll
         for (int j = 0; j < N; ++j) va[p * N + j] = tmp[j];
@@ -530,15 +580,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           if (vec) {
             if (here) {
               unpack<N>(landed(1, p), tmp);
+              if constexpr (Shifted) pad_outside(p, tmp, A(0));
             } else {
 #pragma unroll
               for (int j = 0; j < N; ++j) tmp[j] = A(0);
             }
-          } else if (Strided && !here) {
-#pragma unroll
-            for (int j = 0; j < N; ++j) tmp[j] = A(0);
           } else {
-            load_misaligned(rb, p, here, tmp, A(0));
+            load_pack<N>(rb, col, here ? int(cols) : 0, false, tmp, A(0));
           }
 #pragma unroll
           for (int j = 0; j < N; ++j) vb[p * N + j] = tmp[j];

@@ -20,6 +20,11 @@ struct Ptrs {
   const void* b;  // dy (backward) or null
   void* out;
   bool aligned() const { return aligned_to(16); }
+  // Whether every pointer sits at the same offset within `bytes`.
+  bool same_offset(int bytes) const {
+    const auto at = [bytes](const void* q) { return reinterpret_cast<uintptr_t>(q) % bytes; };
+    return at(a) == at(out) && (!b || at(b) == at(a));
+  }
   bool aligned_to(int bytes) const {
     const auto at = [bytes](const void* q) { return reinterpret_cast<uintptr_t>(q) % bytes == 0; };
     return at(a) && (!b || at(b)) && at(out);
