@@ -389,6 +389,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # misaligned rows (a GPT-2 vocabulary) over more rows than two an SM: the cluster tier's
     # Shifted kernels (misaligned_rows_shifted): a row read from the 16-byte boundary before it
     ((270, 50257), 1),
+    # 16-bit rows of 128 packs over a long lanes grid, misaligned: the shifted row's extra pack
+    # does not fit the lanes, so these go element by element
+    ((20000, 1021), 1),
 ]
 # (outer, axis, inner) for softmax over a non-last dim.
 CUDA_INNER_CASES = [((o, a, i), 1) for a in (3, 128, 4096) for i in (1, 7, 3136)
