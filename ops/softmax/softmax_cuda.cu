@@ -379,7 +379,9 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
     // A shifted row's extra pack, unless it would need more threads than a block has.
-    const auto threads_for = [](int64_t packs) { return int(ceil_div(ceil_div(packs, PACKS), 32) * 32); };
+    const auto threads_for = [](int64_t packs) {
+      return int(ceil_div(ceil_div(packs, PACKS), 32) * 32);
+    };
     int threads = threads_for(ceil_div(planned_cols<T, Bwd, RowGroup::kBlock>(p, cols, vec),
                                        pack_size<T>()));
     if (threads > kRowTierMaxThreads) threads = threads_for(npk);
