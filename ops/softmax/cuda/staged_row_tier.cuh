@@ -222,8 +222,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
   for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
   // Shifted: the row's shift (its elements from the 16-byte boundary before it), the packs of
-  // the shifted row this thread owns, and whether pack p holds elements outside the row (its
-  // first or last pack: columns are counted from the boundary, the row at [shift, shift + cols)).
+  // the shifted row this thread owns, whether pack p reaches past the row's end (past_end) and
+  // whether it holds elements outside the row at all (partial: its first or last pack; columns
+  // are counted from the boundary, the row at [shift, shift + cols)).
   const auto shift_of = [&](int64_t row) {
     return int(reinterpret_cast<uintptr_t>(a + row * cols) / sizeof(T) % N);
   };
@@ -235,10 +236,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     for (int p = 0; p < PACKS; ++p) m |= (col0 + p * step < end ? 1u : 0u) << p;
     return m;
   };
-  const auto partial = [&](int p, int sh) {
-    const int c = col0 + p * step;
-    return c < sh || c + N > sh + cols;
-  };
+  const auto past_end = [&](int p, int sh) { return col0 + p * step + N > sh + cols; };
+  const auto partial = [&](int p, int sh) { return col0 + p * step < sh || past_end(p, sh); };
   const auto inside = [&](int c, int sh) { return c >= sh && c < sh + cols; };
   int row_shift = 0;  // Shifted: the shift of the row being reduced
   // Pads a pack's values outside the row (Shifted).
@@ -302,7 +301,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (own >> p & 1u) {
-          if (last_row && col0 + p * step + N > sh + cols) {
+          if (last_row && past_end(p, sh)) {
             store_whole(slot(stage, 0, p), load_inside(ra, p, sh, T(kPad)));
             if constexpr (Bwd) store_whole(slot(stage, 1, p), load_inside(rb, p, sh, T(kPad)));
           } else {
@@ -549,7 +548,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
           for (int p = 0; p < PACKS; ++p) {
             loaded[p] = pad_words;
             if (mine >> p & 1u) {
-              if (last_row && col0 + p * step + N > row_shift + cols)
+              if (last_row && past_end(p, row_shift))
                 loaded[p] = as_words(load_inside(ra, p, row_shift, T(-INFINITY)));
               else
                 loaded[p] = load_prefetching_words(src + p * lanes);
