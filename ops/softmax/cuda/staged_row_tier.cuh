@@ -140,13 +140,16 @@ constexpr int row_kernel_min_blocks() {
 // forward float16 [262144, 100] 115.1 -> 37.6 us (torch's kernel: 58.4), [16384, 1001] 31.5 ->
 // 21.7, [4096, 50257] 510 -> 275 (torch 350), [1024, 4095] 10.9 -> 7.7, [8, 131071] 6.5 ->
 // 5.3; float32 [16384, 1001] 45.0 -> 34.8, [1024, 4095] 14.1 -> 10.8; backward float16 blocks
-// [16384, 1001] 58.8 -> 28.5, [1024, 4095] 19.7 -> 9.4. The groups left out (float32 clusters,
-// the backward's lanes and clusters, float64) still take misaligned rows element by element:
-// the element-strided mapping lost there, the shifted one is unmeasured.
+// [16384, 1001] 58.8 -> 28.5, [1024, 4095] 19.7 -> 9.4. In a later call, two rounds: float32
+// clusters [4096, 50257] 662 -> 435, [64, 152063] 43.7 -> 30.0, [8, 131071] 10.6 -> 6.9;
+// float64 [4096, 50257] 1648 -> 1138, [1024, 4095] 30.2 -> 23.5; backward clusters float16
+// [4096, 50257] 825 -> 305, [64, 152063] 54.7 -> 23.0, [8, 131071] 13.2 -> 8.1, float32
+// [4096, 50257] 1012 -> 629, blocks [16384, 1001] float32 63.5 -> 51.6; the lanes rows alike
+// (float32, float64), but not the backward's 16-bit lanes ([262144, 100] float16 69.5-69.9 ->
+// 74.5-74.6), which keep the element-strided mapping.
 template <typename T, bool Bwd, RowGroup G>
 constexpr bool misaligned_rows_shifted() {
-  if constexpr (Bwd) return sizeof(T) == 2 && G == RowGroup::kBlock;
-  return sizeof(T) == 2 || (sizeof(T) == 4 && G != RowGroup::kCluster);
+  return !(Bwd && sizeof(T) == 2 && G == RowGroup::kLanes);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
