@@ -160,19 +160,35 @@ __device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
 
 // A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a
 // row from shared memory on every pass instead of holding it in registers, where the compiler
-// would otherwise keep the first pass's values live (and spill them).
+// would otherwise keep the first pass's values live (and spill them). From a generic pointer
+// into shared memory, or from its shared_address: a kernel that computes its slots' addresses
+// once saves converting each pointer, which on sm_90 rebuilds the shared window's base (an S2UR
+// of the CTA's id and four more instructions) every time.
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
+__device__ __forceinline__ Pack<T, N> reload_shared(unsigned addr) {
   static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
   uint4 w;
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(src));
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
                : "r"(addr)
                : "memory");
-  Pack<T, N> p;
-  memcpy(&p, &w, sizeof(p));
-  return p;
+  return from_words<T, N>(w);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> reload_shared(const Pack<T, N>* src) {
+  return reload_shared<T, N>(static_cast<unsigned>(__cvta_generic_to_shared(src)));
+}
+
+// A 16-byte pack written to shared memory at `addr` (a shared_address), the counterpart of
+// reload_shared.
+template <typename T, int N>
+__device__ __forceinline__ void store_shared(unsigned addr, const Pack<T, N>& p) {
+  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
+  const uint4 w = as_words(p);
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(w.x), "r"(w.y),
+               "r"(w.z), "r"(w.w)
+               : "memory");
 }
 
 // Makes the compiler forget what it knows of a pack held in registers as its word (an empty asm
@@ -191,6 +207,15 @@ __device__ __forceinline__ void forget_words(W& pack_words) {
     for (int i = 0; i < int(sizeof(w) / 4); ++i) asm volatile("" : "+r"(w[i]));
     memcpy(&pack_words, w, sizeof(w));
   }
+}
+
+// A pointer the compiler holds in registers from here on, instead of recomputing it from its
+// parts (say, out + row * cols) at each use: an empty asm that may have changed it. nvcc redid a
+// row's 64-bit offset (seven instructions) for every pack a ring-reading kernel stored.
+template <typename T>
+__device__ __forceinline__ T* held_pointer(T* p) {
+  asm("" : "+l"(p));
+  return p;
 }
 
 template <typename T>

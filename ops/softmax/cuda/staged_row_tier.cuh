@@ -280,6 +280,48 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto slot = [&](int stage, int tensor, int p) {
     return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
   };
+  // The same slot as a shared address, from one computed once. The 16-bit passes that re-read
+  // the ring take these (kSlotAddresses): from `slot`'s generic pointers the compiler rebuilt the
+  // shared window's base for every pack of every pass (five instructions a pack, ~40 in a
+  // cluster kernel), and it redid the row's 64-bit output offset for every pack stored
+  // (held_pointer below). H200 kernel times, two rounds: float16 [8192, 50304] 427.5 -> 413 us,
+  // [2048, 151936] 357-359 -> 339, [64, 152064] 17.1 -> 16.3-17.1, [16, 262144] 9.6-9.7 -> 9.4;
+  // the rest within noise. float32 and float64 keep the pointers: there the kernels took 1-3
+  // registers more, and where that cost a block an SM they lost (float32 [2048, 151936] 613 ->
+  // 653 us, [64, 152064] 24.5 -> 27.7; float64 [8192, 50304] 2,052-2,068 -> 2,157-2,162, four
+  // blocks of 224 threads an SM, not five), though float64 gained elsewhere ([4096, 32000]
+  // 594-597 -> 562-564, [2048, 32768] 305-307 -> 290). The packs held in registers keep `slot`
+  // (plain loads, which the compiler may schedule).
+  constexpr bool kSlotAddresses = sizeof(T) == 2;
+  const unsigned ring_at = shared_address(smem_raw) + threadIdx.x * 16u;
+  const unsigned ring_pack_bytes = kSlotAddresses ? blockDim.x * 16u : 0u;  // a pack's slots
+  auto slot_at = [&](int stage, int tensor, int p) {
+    return ring_at + unsigned((stage * kTensors + tensor) * PACKS + p) * ring_pack_bytes;
+  };
+  // A slot for the passes that re-read the ring, and a store to one: a shared address or a
+  // generic pointer (kSlotAddresses).
+  auto ring_slot = [&](int stage, int tensor, int p) {
+    if constexpr (kSlotAddresses)
+      return slot_at(stage, tensor, p);
+    else
+      return slot(stage, tensor, p);
+  };
+  auto ring_store = [&](auto s, const P& pk) {
+    if constexpr (kSlotAddresses)
+      store_shared(s, pk);
+    else
+      store_whole(s, pk);
+  };
+  // The shared address of stage `stage`'s first slot, and the bytes from one pack's slots to the
+  // next. (Without slot addresses, the latter is computed where the copies start, as before
+  // slot_at: computed at the top, float32's kernels came out rescheduled.)
+  const auto pack_bytes_here = [&] { return kSlotAddresses ? ring_pack_bytes : blockDim.x * 16u; };
+  auto stage_at = [&](int stage) {
+    if constexpr (kSlotAddresses)
+      return slot_at(stage, 0, 0);
+    else
+      return shared_address(slot(stage, 0, 0));
+  };
   // A forward that re-reads the ring takes each pack as it lands (the copies of each pack are a
   // batch of their own) while the rest are on their way, instead of waiting for the whole row:
   // 16-bit rows find each thread's (max, sum) in one pass, online; float32 and float64 their
@@ -299,7 +341,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       const T* ra = a + row * cols - sh;
       const T* rb = Bwd ? b + row * cols - sh : nullptr;
       const bool last_row = row == rows - 1;
-      const unsigned dst = shared_address(slot(stage, 0, 0)), pack_bytes = blockDim.x * 16u;
+      const unsigned dst = stage_at(stage), pack_bytes = pack_bytes_here();
       constexpr float kPad = Bwd ? 0.0f : -INFINITY;
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
@@ -318,8 +360,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else if (vec && row < rows) {
       const T* ra = a + row * cols + col0;
       const T* rb = Bwd ? b + row * cols + col0 : nullptr;
-      // slot(stage, tensor, p) as a shared address: the first, stepped a pack's slots at a time.
-      const unsigned dst = shared_address(slot(stage, 0, 0)), pack_bytes = blockDim.x * 16u;
+      // The first slot, stepped a pack's slots at a time.
+      const unsigned dst = stage_at(stage), pack_bytes = pack_bytes_here();
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
         if (owned >> p & 1u) {
@@ -386,27 +428,27 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     scale = m == st.m ? coef : coef * acc_exp(m - st.m);
     m = st.m;
   };
-  // fn(p, slot of tensor 0) for each of the packs in `mine` of a ring stage.
+  // fn(p, ring_slot of tensor 0) for each of the packs in `mine` of a ring stage.
   auto each_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
 #pragma unroll
     for (int p = 0; p < PACKS; ++p)
-      if (mine >> p & 1u) fn(p, slot(stage, 0, p));
+      if (mine >> p & 1u) fn(p, ring_slot(stage, 0, p));
   };
   // The same for a row's first pass: each pack once its batch has landed.
   // (Shifted: the row's first and last packs padded in the ring, for every pass.)
   auto each_landed_ring_pack = [&](int stage, unsigned mine, auto&& fn) {
-    each_ring_pack(stage, mine, [&](int p, P* s) {
+    each_ring_pack(stage, mine, [&](int p, auto s) {
       if (pack_batches) cp_async_wait(PACKS - 1 - p);
       if constexpr (Shifted) {
         if (partial(p, row_shift)) {
           constexpr float kPad = Bwd ? 0.0f : -INFINITY;
 #pragma unroll
           for (int t = 0; t < kTensors; ++t) {
-            P pk = load_whole(slot(stage, t, p));
+            P pk = reload_shared<T, N>(ring_slot(stage, t, p));
 #pragma unroll
             for (int j = 0; j < N; ++j)
               if (!inside(col0 + p * step + j, row_shift)) pk.v[j] = T(kPad);
-            store_whole(slot(stage, t, p), pk);
+            ring_store(ring_slot(stage, t, p), pk);
           }
         }
       }
@@ -424,21 +466,21 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // it lands, then the output.
   auto ring_row_backward = [&](int stage, unsigned mine, T* ro) {
     A t = 0;
-    each_landed_ring_pack(stage, mine, [&](int p, const P* s) {
+    each_landed_ring_pack(stage, mine, [&](int p, auto s) {
       A y[N], dy[N];
-      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
+      unpack<N>(reload_shared<T, N>(ring_slot(stage, 1, p)), dy);
       if constexpr (!Log) {
-        unpack<N>(reload_shared(s), y);
+        unpack<N>(reload_shared<T, N>(s), y);
 #pragma unroll
         for (int j = 0; j < N; ++j) dy[j] = bwd_term<Log>(y[j], dy[j]);
       }
       t += tree_reduce(dy, SumOp());
     });
     t = row_sum(t);
-    each_ring_pack(stage, mine, [&](int p, const P* s) {
+    each_ring_pack(stage, mine, [&](int p, auto s) {
       A y[N], dy[N], o[N];
-      unpack<N>(reload_shared(s), y);
-      unpack<N>(reload_shared(slot(stage, 1, p)), dy);
+      unpack<N>(reload_shared<T, N>(s), y);
+      unpack<N>(reload_shared<T, N>(ring_slot(stage, 1, p)), dy);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], t);
       store_out(ro, p, o);
@@ -455,9 +497,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
       // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
       MaxSum<A> run = maxsum_identity<A>();
-      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
+      each_landed_ring_pack(stage, mine, [&](int, auto s) {
         A x[N], e[N];
-        unpack<N>(reload_shared(s), x);
+        unpack<N>(reload_shared<T, N>(s), x);
         const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
         if (mn != A(-INFINITY)) {
           const ShiftedExp<kFast, A> ex(mn);
@@ -472,21 +514,21 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     } else {
       // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
       A mt = A(-INFINITY);
-      each_landed_ring_pack(stage, mine, [&](int, const P* s) {
+      each_landed_ring_pack(stage, mine, [&](int, auto s) {
         A x[N];
-        unpack<N>(reload_shared(s), x);
+        unpack<N>(reload_shared<T, N>(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
       });
       m = shift_reduce(mt, MaxOp());
       const ShiftedExp<kFastExp, A> ex(m);
       if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
-        each_ring_pack(stage, mine, [&](int, P* s) {
+        each_ring_pack(stage, mine, [&](int, auto s) {
           A x[N], e[N];
-          unpack<N>(reload_shared(s), x);
+          unpack<N>(reload_shared<T, N>(s), x);
 #pragma unroll
           for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
           st += tree_reduce(e, SumOp());
-          if constexpr (kKeepExp) store_whole(s, pack_of<T>(e));
+          if constexpr (kKeepExp) ring_store(s, pack_of<T>(e));
         });
       }
       st = shift_reduce(st, SumOp());
@@ -501,9 +543,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax
     // x - m - coef.
     const FwdOut<Log, kFast, A> out(Log ? m : shift, Log ? coef : scale);
-    each_ring_pack(stage, mine, [&](int p, const P* s) {
+    each_ring_pack(stage, mine, [&](int p, auto s) {
       A x[N], o[N];
-      unpack<N>(reload_shared(s), x);
+      unpack<N>(reload_shared<T, N>(s), x);
 #pragma unroll
       for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
       store_out(ro, p, o);
@@ -528,6 +570,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     const T* ra = a + row * cols - row_shift;
     const T* rb = Bwd ? b + row * cols - row_shift : nullptr;
     T* ro = out + row * cols - row_shift;
+    if constexpr (kFromRing && kSlotAddresses) ro = held_pointer(ro);  // see slot_at
     if constexpr (kFromRing && Bwd) {
       ring_row_backward(stage, mine, ro);
     } else if constexpr (kFromRing) {
