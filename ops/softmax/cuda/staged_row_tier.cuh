@@ -467,9 +467,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   auto ring_row_backward = [&](int stage, unsigned mine, T* ro) {
     A t = 0;
     each_landed_ring_pack(stage, mine, [&](int p, auto s) {
-      A y[N], dy[N];
+      A dy[N];
       unpack<N>(reload_shared<T, N>(ring_slot(stage, 1, p)), dy);
       if constexpr (!Log) {
+        A y[N];
         unpack<N>(reload_shared<T, N>(s), y);
 #pragma unroll
         for (int j = 0; j < N; ++j) dy[j] = bwd_term<Log>(y[j], dy[j]);
