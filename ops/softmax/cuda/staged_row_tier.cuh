@@ -128,6 +128,18 @@ constexpr int row_kernel_min_blocks() {
   return G == RowGroup::kBlock && (Bwd || !Log) && sizeof(T) <= 4 ? 2 : 1;
 }
 
+// The most registers a thread may take: what the launch bounds leave (65536 / (threads x
+// blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
+// (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
+// us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses).
+template <typename T, bool Log, bool Bwd, RowGroup G>
+constexpr int row_kernel_max_registers() {
+  constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
+  constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
+  if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
+  return cap < 255 ? cap : 255;
+}
+
 // Where a misaligned row may take a Shifted kernel: read and written in the 16-byte packs of
 // the aligned row that starts `shift` (< N) elements before it, with an aligned row's thread
 // mapping and loads (cp.async, 16-byte stores); the elements outside the row (the neighbouring
@@ -158,6 +170,7 @@ constexpr bool misaligned_rows_shifted() {
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
+    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G>()))
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
@@ -286,13 +299,17 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // cluster kernel), and it redid the row's 64-bit output offset for every pack stored
   // (held_pointer below). H200 kernel times, two rounds: float16 [8192, 50304] 427.5 -> 413 us,
   // [2048, 151936] 357-359 -> 339, [64, 152064] 17.1 -> 16.3-17.1, [16, 262144] 9.6-9.7 -> 9.4;
-  // the rest within noise. float32 and float64 keep the pointers: there the kernels took 1-3
-  // registers more, and where that cost a block an SM they lost (float32 [2048, 151936] 613 ->
-  // 653 us, [64, 152064] 24.5 -> 27.7; float64 [8192, 50304] 2,052-2,068 -> 2,157-2,162, four
-  // blocks of 224 threads an SM, not five), though float64 gained elsewhere ([4096, 32000]
-  // 594-597 -> 562-564, [2048, 32768] 305-307 -> 290). The packs held in registers keep `slot`
-  // (plain loads, which the compiler may schedule).
-  constexpr bool kSlotAddresses = sizeof(T) == 2;
+  // the rest within noise. float32 keeps the pointers: there the kernels took 1-3 registers
+  // more, and where that cost a block an SM they lost ([2048, 151936] 613 -> 653 us, [64,
+  // 152064] 24.5 -> 27.7). So does float64 outside its clusters: with slot addresses its lanes
+  // and blocks lost ([2097152, 32] 255 -> 267-269 us, [1024, 10240] 49.2-49.3 -> 50.4-51.9,
+  // [1024, 4096] 20.8-21.1 -> 21.2-22.3), while its clusters, held at 56 registers
+  // (row_kernel_max_registers), gained: two rounds, [8192, 50304] 2,054 -> 1,969-1,971,
+  // [4096, 32000] 594-596 -> 569-572, [2048, 32768] 305-308 -> 294, [2048, 151936] 2,047-2,058 ->
+  // 1,959-1,962 (its persistent clusters), [4096, 50257] 1,153-1,154 -> 1,094-1,101; [64,
+  // 152064] and [16, 262144] (tier 3d) and the backward alike. The packs held in registers keep
+  // `slot` (plain loads, which the compiler may schedule).
+  constexpr bool kSlotAddresses = sizeof(T) == 2 || (sizeof(T) == 8 && G == RowGroup::kCluster);
   const unsigned ring_at = shared_address(smem_raw) + threadIdx.x * 16u;
   const unsigned ring_pack_bytes = kSlotAddresses ? blockDim.x * 16u : 0u;  // a pack's slots
   auto slot_at = [&](int stage, int tensor, int p) {
