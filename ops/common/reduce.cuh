@@ -241,29 +241,30 @@ __device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch,
 // (maxsum_fold_lanes), in every lane of the calling warp (all 32 lanes must call it): one exp a
 // lane and two butterflies. Folded one by one in every thread, each exp would wait on the
 // previous max: a chain of n exps (16 for a cluster's blocks, ~20% of a few-long-rows cluster
-// kernel's stall samples).
-template <typename A>
+// kernel's stall samples). Fast: the rescaling exp is elem_exp's fast one (16-bit outputs).
+template <bool Fast = false, typename A>
 __device__ __forceinline__ MaxSum<A> warp_maxsum(MaxSum<A> w) {
   const A m = warp_allreduce(w.m, MaxOp());
-  return {m, warp_allreduce(w.m == m ? w.s : w.s * acc_exp(w.m - m), SumOp())};
+  return {m, warp_allreduce(w.m == m ? w.s : w.s * elem_exp<Fast>(w.m - m), SumOp())};
 }
-template <typename A>
+template <bool Fast = false, typename A>
 __device__ __forceinline__ MaxSum<A> maxsum_fold_lanes(const MaxSum<A>* v, int n) {
   const int lane = threadIdx.x & 31;
-  return warp_maxsum(lane < n ? v[lane] : maxsum_identity<A>());
+  return warp_maxsum<Fast>(lane < n ? v[lane] : maxsum_identity<A>());
 }
 
 // A block's (max, sum of exp(x - max)) from one pair a warp (the same in every lane of it), after
 // a single barrier: each warp leaves its pair in a slot, then every warp folds the slots across
-// its lanes. `scratch` holds 64 pairs; `parity` as in block_allreduce_one_barrier.
-template <typename A>
+// its lanes. `scratch` holds 64 pairs; `parity` as in block_allreduce_one_barrier; Fast as in
+// warp_maxsum.
+template <bool Fast = false, typename A>
 __device__ __forceinline__ MaxSum<A> block_maxsum_one_barrier(MaxSum<A> v, MaxSum<A>* scratch,
                                                               int& parity) {
   MaxSum<A>* slots = scratch + parity * 32;
   parity ^= 1;
   if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
   __syncthreads();
-  return maxsum_fold_lanes(slots, int(blockDim.x + 31) >> 5);
+  return maxsum_fold_lanes<Fast>(slots, int(blockDim.x + 31) >> 5);
 }
 
 // Reduces a thread's values v[B..E) pairwise (log2 dependent steps instead of one per value),

@@ -347,6 +347,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // [2048, 151936] float32 929 -> 901, [8192, 50304] float64 2798 -> 2658. Packs batched so with
   // a single ring stage only (every forward launch but a forced persistent one).
   constexpr bool kOnline = kFromRing && !Bwd && sizeof(T) == 2;
+  // A block's or cluster's thread that holds its packs in registers finds -inf in the slots of
+  // the packs it does not own (stored where the copies start), so that it takes every slot as it
+  // is: one store for such a pack, not a move of -inf into each of its values' registers (which
+  // the compiler issued for every pack, owned or not: 16 moves a thread of 16-bit rows). With
+  // the lanes' exps shifted by exp_shift and row_stats' 16-bit fold below, H200 kernel times, two
+  // rounds: float16 [1024, 2048] 4.5 -> 4.3 us, [1024, 4096] 6.3 -> 6.0-6.1, [1024, 8192]
+  // 11.2-11.3 -> 10.8, [1024, 10240] 14.0-14.1 -> 13.2-13.4, [8, 131072] 4.7-4.8 -> 4.6; bfloat16
+  // alike; [8192, 50304] (a ring cluster: the fold only) 414 -> 410; the rest within 1%.
+  constexpr bool kPadsSlots = !kFromRing && !kDirect && G != RowGroup::kLanes;
+  const auto pad_slot = [&](int stage, int p) {
+    store_whole(slot(stage, 0, p), from_words<T, N>(splat_words<T, N>(T(-INFINITY))));
+  };
   const bool pack_batches = kFromRing && stages == 1;
   // Starts the copies of iteration `it`'s row into ring stage `stage`: one batch (maybe empty),
   // or a batch a pack (pack_batches).
@@ -371,6 +383,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
             if constexpr (Bwd)
               cp_async_to<16, true>(dst + (PACKS + p) * pack_bytes, rb + col0 + p * step);
           }
+        } else if constexpr (kPadsSlots) {
+          pad_slot(stage, p);
         }
         if (pack_batches && p + 1 < PACKS) cp_async_commit();
       }
@@ -384,6 +398,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         if (owned >> p & 1u) {
           cp_async_to<16, true>(dst + p * pack_bytes, ra + p * step);
           if constexpr (Bwd) cp_async_to<16, true>(dst + (PACKS + p) * pack_bytes, rb + p * step);
+        } else if constexpr (kPadsSlots) {
+          pad_slot(stage, p);
         }
         if (pack_batches && p + 1 < PACKS) cp_async_commit();
       }
@@ -436,13 +452,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // block's warps meeting after one barrier (not one for the max and one for the sum), a
   // cluster's blocks through distributed shared memory. Gives the constant the output needs
   // (fwd_coef) and the factor from exp(x - m) to the output; `m` becomes the row's max.
+  // 16-bit outputs fold the warps' pairs and rescale on the hardware ex2 (elem_exp's Fast: ~2
+  // ulp of float, against the output's rounding of 2^-11 or coarser), not the accurate expf's
+  // ten instructions. (1 / s by the hardware reciprocal too spilled the 16-bit blocks at their 32
+  // registers, and took wide clusters from 52 to 60.)
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
     MaxSum<A> st{m, s};
-    if constexpr (G != RowGroup::kLanes) st = block_maxsum_one_barrier(st, partials, red_parity);
+    if constexpr (G != RowGroup::kLanes)
+      st = block_maxsum_one_barrier<kFast>(st, partials, red_parity);
     if constexpr (G == RowGroup::kCluster)
       st = cluster_allreduce(st, MaxSumOp(), maxsum_identity<A>(), slots, round);
     coef = fwd_coef<Log>(st.s, st.m);
-    scale = m == st.m ? coef : coef * acc_exp(m - st.m);
+    scale = m == st.m ? coef : coef * elem_exp<kFast>(m - st.m);
     m = st.m;
   };
   // fn(p, ring_slot of tensor 0) for each of the packs in `mine` of a ring stage.
@@ -634,7 +655,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
         A tmp[N];
         if (vec) {
-          if (kDirect || here) {
+          if (kDirect || kPadsSlots || here) {
             unpack<N>(landed(0, p), tmp);
             if constexpr (Shifted) pad_outside(p, tmp, fill);
           } else {
@@ -667,8 +688,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         // The shift group's max m (the row's lanes, a block's warp), then e = exp(x - m) and its
         // sum s. A group whose values are all -inf or padding sums 0 instead of exp(-inf - -inf)
         // = NaN, so that it adds nothing to the row's sum (a whole row of -inf still gives NaN,
-        // through fwd_coef). (Tested a value, not through exp_shift: with no test, float64's
-        // exps of a lane's 32 values interleaved, at up to 212 registers a thread.)
+        // through fwd_coef). The 16- and 32-bit lanes shift their exps by exp_shift(m), 0 there,
+        // with no test an element (the test took a move of 0 into each exp's register); the rest
+        // test m: float64's exps of a lane's 32 values interleaved through exp_shift, at up to 212
+        // registers a thread, and the 16-bit blocks' spilled 16 bytes at their 32 registers.
         // 16-bit rows take the fused exp where it is exact enough (with_shifted_exp; H200 kernel
         // times: [2097152, 32] float16 73.8 -> 72.0 us, [32, 64, 64, 64] 11.9 -> 11.5, the rest
         // alike). Not the ring-reading passes: the test for each pack there spilled 270 bytes.
@@ -678,10 +701,17 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         static_assert(sizeof(T) != 4 || G == RowGroup::kLanes, "float32 shift groups are rows");
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
-        with_shifted_exp<kFastExp>(m, [&](const auto& ex) {
+        if constexpr (sizeof(T) <= 4 && G == RowGroup::kLanes) {
+          with_shifted_exp<kFastExp>(exp_shift(m), [&](const auto& ex) {
 #pragma unroll
-          for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
-        });
+            for (int k = 0; k < K; ++k) e[k] = ex(va[k]);
+          });
+        } else {
+          with_shifted_exp<kFastExp>(m, [&](const auto& ex) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
+          });
+        }
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
