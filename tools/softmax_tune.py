@@ -54,6 +54,7 @@ def main():
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--backward", action="store_true")
+    parser.add_argument("--log", action="store_true", help="log_softmax (the forward)")
     parser.add_argument("--quack", action="store_true")
     parser.add_argument("--liger", action="store_true")
     parser.add_argument("--compile", action="store_true")
@@ -97,6 +98,11 @@ def main():
                 ref = torch.ops.aten._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
                 theirs = lambda: torch.ops.aten._softmax_backward_data(dy, y, dim, dtype)  # noqa: E731
                 nbytes = 3 * x.numel() * x.element_size()
+            elif args.log:
+                ours = lambda: xm.log_softmax(dim)  # noqa: E731
+                ref = torch.log_softmax(x.double(), dim)
+                theirs = lambda: torch.log_softmax(x, dim)  # noqa: E731
+                nbytes = 2 * x.numel() * x.element_size()
             else:
                 ours = lambda: xm.softmax(dim)  # noqa: E731
                 ref = torch.softmax(x.double(), dim)
@@ -106,18 +112,18 @@ def main():
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
             line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
             contenders = [("mt", ours)] + ([] if args.no_torch else [("torch", theirs)])
-            if args.compile and not args.backward:
+            if args.compile and not args.backward and not args.log:
                 torch._dynamo.reset()
                 compiled = torch.compile(lambda t: torch.softmax(t, dim), dynamic=False)
                 contenders.append(("compile", lambda: compiled(x)))
-            if quack and dtype != torch.float64 and dim in (-1, len(shape) - 1):
+            if quack and not args.log and dtype != torch.float64 and dim in (-1, len(shape) - 1):
                 contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
-            if liger and not args.backward and dim in (-1, len(shape) - 1):
+            if liger and not args.backward and not args.log and dim in (-1, len(shape) - 1):
                 contenders.append(("liger", lambda: liger(x)))
             for label, fn in contenders:
                 try:
                     us = profiler.kernel_us(fn, args.reps) if profiler else time_us(fn, args.reps, flush)
-                    line += f" | {label} {us:8.1f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
+                    line += f" | {label} {us:8.2f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"
             print(line, flush=True)
