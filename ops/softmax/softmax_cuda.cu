@@ -68,10 +68,12 @@ bool shifts_rows(const Ptrs& p, bool vec) {
 }
 
 // The columns a launch of group G plans its packs for: a row the Shifted kernels read spans up
-// to one pack more than its own.
-template <typename T, bool Bwd, RowGroup G>
-int64_t planned_cols(const Ptrs& p, int64_t cols, bool vec) {
-  return shifts_rows<T, Bwd, G>(p, vec) ? cols + pack_size<T>() - 1 : cols;
+// to one pack more than its own, where the group holds that many (`fits(columns)`); else the
+// row's own (and staged_row_kernel_for takes a misaligned row element by element).
+template <typename T, bool Bwd, RowGroup G, typename Fits>
+int64_t planned_cols(const Ptrs& p, int64_t cols, bool vec, Fits fits) {
+  const int64_t shifted = cols + pack_size<T>() - 1;
+  return shifts_rows<T, Bwd, G>(p, vec) && fits(shifted) ? shifted : cols;
 }
 
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
@@ -127,10 +129,11 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 template <typename T, bool Log, bool Bwd>
 void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   constexpr int N = pack_size<T>();
-  // (A shifted row's extra pack only where the lanes still hold it; else launch_staged takes
-  // the row element by element.)
-  const int64_t planned = ceil_div(planned_cols<T, Bwd, RowGroup::kLanes>(p, cols, vec), N);
-  const int64_t npk = planned <= 32 * lanes_row_max_packs<T, Bwd>() ? planned : ceil_div(cols, N);
+  const auto lanes_hold = [](int64_t c) {
+    return ceil_div(c, int64_t(N)) <= 32 * lanes_row_max_packs<T, Bwd>();
+  };
+  const int64_t npk =
+      ceil_div(planned_cols<T, Bwd, RowGroup::kLanes>(p, cols, vec, lanes_hold), N);
   static const int forced_min_lanes = env_int("MT_SOFTMAX_LANE_MIN_LANES", 0);
   const int min_lanes = forced_min_lanes > 0 ? forced_min_lanes
                         : Bwd                ? 1
@@ -347,9 +350,9 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
-  // A shifted row's extra pack, unless it would need more threads than a block has.
-  int64_t plan = planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec);
-  if (cluster_row_threads<T, PACKS>(plan, cs) > kRowTierMaxThreads) plan = cols;
+  const int64_t plan = planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec, [&](int64_t c) {
+    return cluster_row_threads<T, PACKS>(c, cs) <= kRowTierMaxThreads;
+  });
   const int chunk = int(ceil_div(ceil_div(plan, pack_size<T>()), cs));
   const int threads = cluster_row_threads<T, PACKS>(plan, cs);
   if (threads > kRowTierMaxThreads) return false;
@@ -378,13 +381,11 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
                              bool persistent = false) {
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
-    // A shifted row's extra pack, unless it would need more threads than a block has.
-    const auto threads_for = [](int64_t packs) {
-      return int(ceil_div(ceil_div(packs, PACKS), 32) * 32);
+    const auto threads_for = [](int64_t c) {
+      return int(ceil_div(ceil_div(ceil_div(c, int64_t(pack_size<T>())), PACKS), 32) * 32);
     };
-    int threads = threads_for(ceil_div(planned_cols<T, Bwd, RowGroup::kBlock>(p, cols, vec),
-                                       pack_size<T>()));
-    if (threads > kRowTierMaxThreads) threads = threads_for(npk);
+    const int threads = threads_for(planned_cols<T, Bwd, RowGroup::kBlock>(
+        p, cols, vec, [&](int64_t c) { return threads_for(c) <= kRowTierMaxThreads; }));
     // A block a row, not persistent even for wide rows that fill an SM ([2048, 32768] float16
     // 85% -> 92% of copy on an H100).
     launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, 1,
@@ -624,9 +625,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.
     if constexpr (!Bwd && sizeof(T) <= 4) {
-      // (A shifted row's extra pack too, while the block holds it.)
-      const int64_t planned = ceil_div(planned_cols<T, false, RowGroup::kBlock>(p, cols, vec), N);
-      const int threads = int(ceil_div(planned <= kRowTierMaxThreads ? planned : npk, 32) * 32);
+      const auto block_holds = [](int64_t c) {
+        return ceil_div(c, int64_t(N)) <= kRowTierMaxThreads;
+      };
+      const int64_t planned =
+          ceil_div(planned_cols<T, false, RowGroup::kBlock>(p, cols, vec, block_holds), N);
+      const int threads = int(ceil_div(planned, 32) * 32);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               1, vec);
     }
