@@ -701,17 +701,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         static_assert(sizeof(T) != 4 || G == RowGroup::kLanes, "float32 shift groups are rows");
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
-        if constexpr (sizeof(T) <= 4 && G == RowGroup::kLanes) {
-          with_shifted_exp<kFastExp>(exp_shift(m), [&](const auto& ex) {
+        constexpr bool kShiftsEmpty = sizeof(T) <= 4 && G == RowGroup::kLanes;  // by exp_shift
+        with_shifted_exp<kFastExp>(kShiftsEmpty ? exp_shift(m) : m, [&](const auto& ex) {
 #pragma unroll
-            for (int k = 0; k < K; ++k) e[k] = ex(va[k]);
-          });
-        } else {
-          with_shifted_exp<kFastExp>(m, [&](const auto& ex) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) e[k] = m == A(-INFINITY) ? A(0) : ex(va[k]);
-          });
-        }
+          for (int k = 0; k < K; ++k) e[k] = !kShiftsEmpty && m == A(-INFINITY) ? A(0) : ex(va[k]);
+        });
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
