@@ -320,9 +320,10 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   return true;
 }
 
-// Tier 3a's block size for rows of `cols` over clusters of `cs`, PACKS packs a thread.
+// The block size for rows of `cols` over `cs` blocks (tier 3a's clusters; 1: tier 2's block a
+// row), PACKS packs a thread.
 template <typename T, int PACKS>
-int cluster_row_threads(int64_t cols, int64_t cs) {
+int row_block_threads(int64_t cols, int64_t cs) {
   return int(ceil_div(ceil_div(ceil_div(cols, pack_size<T>()), cs), PACKS * 32) * 32);
 }
 
@@ -337,7 +338,7 @@ int staged_blocks_per_sm(int threads) {
 // Whether tier 3a's `rows * cs` blocks of PACKS packs a thread all fit on the GPU at once.
 template <typename T, int PACKS, bool Log, bool Bwd>
 bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
-  const int threads = cluster_row_threads<T, PACKS>(cols, cs);
+  const int threads = row_block_threads<T, PACKS>(cols, cs);
   if (threads > kRowTierMaxThreads) return false;
   const int fit = staged_blocks_per_sm<T, PACKS, Log, Bwd, RowGroup::kCluster>(threads);
   return rows * cs <= int64_t(fit) * device_info().sm_count;
@@ -351,10 +352,10 @@ template <typename T, int PACKS, bool Log, bool Bwd>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
   const int64_t plan = planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec, [&](int64_t c) {
-    return cluster_row_threads<T, PACKS>(c, cs) <= kRowTierMaxThreads;
+    return row_block_threads<T, PACKS>(c, cs) <= kRowTierMaxThreads;
   });
   const int chunk = int(ceil_div(ceil_div(plan, pack_size<T>()), cs));
-  const int threads = cluster_row_threads<T, PACKS>(plan, cs);
+  const int threads = row_block_threads<T, PACKS>(plan, cs);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(
       p, cols, vec, int64_t(chunk) * cs);
@@ -381,11 +382,11 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
                              bool persistent = false) {
   const int64_t npk = ceil_div(cols, pack_size<T>());
   if (cs == 1) {
-    const auto threads_for = [](int64_t c) {
-      return int(ceil_div(ceil_div(ceil_div(c, int64_t(pack_size<T>())), PACKS), 32) * 32);
-    };
-    const int threads = threads_for(planned_cols<T, Bwd, RowGroup::kBlock>(
-        p, cols, vec, [&](int64_t c) { return threads_for(c) <= kRowTierMaxThreads; }));
+    const int threads = row_block_threads<T, PACKS>(
+        planned_cols<T, Bwd, RowGroup::kBlock>(p, cols, vec, [](int64_t c) {
+          return row_block_threads<T, PACKS>(c, 1) <= kRowTierMaxThreads;
+        }),
+        1);
     // A block a row, not persistent even for wide rows that fill an SM ([2048, 32768] float16
     // 85% -> 92% of copy on an H100).
     launch_staged<T, PACKS, Log, Bwd, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads, 1,
@@ -525,7 +526,7 @@ int resident_bytes_cluster_size(const void*, int64_t npk, int64_t cs) {
   constexpr int kWide = block_row_packs<T, false, true>();
   auto kernel = softmax_staged_row_kernel<T, kWide, Log, false, RowGroup::kCluster>;
   const auto threads_for = [&](int64_t blocks) {
-    return cluster_row_threads<T, kWide>(npk * pack_size<T>(), blocks);
+    return row_block_threads<T, kWide>(npk * pack_size<T>(), blocks);
   };
   const auto resident_packs = [&](int64_t blocks) {
     const int threads = threads_for(blocks);
@@ -626,11 +627,10 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // would also compile a one-pack cluster kernel that never runs.
     if constexpr (!Bwd && sizeof(T) <= 4) {
       const auto block_holds = [](int64_t c) {
-        return ceil_div(c, int64_t(N)) <= kRowTierMaxThreads;
+        return row_block_threads<T, 1>(c, 1) <= kRowTierMaxThreads;
       };
-      const int64_t planned =
-          ceil_div(planned_cols<T, false, RowGroup::kBlock>(p, cols, vec, block_holds), N);
-      const int threads = int(ceil_div(planned, 32) * 32);
+      const int threads = row_block_threads<T, 1>(
+          planned_cols<T, false, RowGroup::kBlock>(p, cols, vec, block_holds), 1);
       return launch_staged<T, 1, Log, false, RowGroup::kBlock>(p, rows, cols, int(npk), 0, threads,
                                                               1, vec);
     }
