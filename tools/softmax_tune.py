@@ -58,6 +58,8 @@ def main():
     parser.add_argument("--quack", action="store_true")
     parser.add_argument("--liger", action="store_true")
     parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--copy", action="store_true", help="time a device copy of the same "
+                        "tensor too: what a kernel moving these bytes can reach at this size")
     parser.add_argument("--no-torch", action="store_true", help="time only minitensor (and any "
                         "contender asked for): half the device time of an A/B run")
     parser.add_argument("--tag", default="")
@@ -120,10 +122,14 @@ def main():
                 contenders.append(("quack", (lambda: quack[1](dy, y)) if args.backward else (lambda: quack[0](x))))
             if liger and not args.backward and not args.log and dim in (-1, len(shape) - 1):
                 contenders.append(("liger", lambda: liger(x)))
+            if args.copy:
+                dst = torch.empty_like(x)
+                contenders.append(("copy", lambda: dst.copy_(x)))
             for label, fn in contenders:
                 try:
                     us = profiler.kernel_us(fn, args.reps) if profiler else time_us(fn, args.reps, flush)
-                    line += f" | {label} {us:8.2f} us {100 * nbytes / us / 1e3 / copy_gbs:5.1f}%"
+                    moved = 2 * x.numel() * x.element_size() if label == "copy" else nbytes
+                    line += f" | {label} {us:8.2f} us {100 * moved / us / 1e3 / copy_gbs:5.1f}%"
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"
             print(line, flush=True)
