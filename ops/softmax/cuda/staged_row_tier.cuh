@@ -167,7 +167,11 @@ constexpr bool misaligned_rows_shifted() {
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
 // `Shifted`: misaligned rows, read as misaligned_rows_shifted describes (`vec` is then unused).
-template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false>
+// `Full`: aligned rows whose every pack a thread owns (cols == threads x PACKS x N, a block a
+// row), so that the owned tests, the padding of unowned packs and the element-by-element paths
+// compile away (staged_row_kernel_for says where it runs).
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
+          bool Full = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
     __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G>()))
@@ -176,6 +180,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
+  static_assert(!(Full && (Shifted || G != RowGroup::kBlock)), "Full: aligned rows of a block");
+  if constexpr (Full) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -234,9 +240,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   }
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
-  unsigned owned = 0;
+  unsigned owned = Full ? (1u << PACKS) - 1 : 0u;
+  if constexpr (!Full) {
 #pragma unroll
-  for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
+    for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
+  }
   // Shifted: the row's shift (its elements from the 16-byte boundary before it), the packs of
   // the shifted row this thread owns, whether pack p reaches past the row's end (past_end) and
   // whether it holds elements outside the row at all (partial: its first or last pack; columns
@@ -603,7 +611,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       if (!pack_batches) cp_async_wait(stages - 1);  // this iteration's batch has landed
     }
     const int64_t row = group + it * ngroups;
-    const bool live = row < rows;
+    const bool live = Full || row < rows;
     if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
     const unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
     const T* ra = a + row * cols - row_shift;
