@@ -40,7 +40,9 @@ inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) 
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
 // inner or the pointers allow no more (16-bit [32, 1000, 14, 14]: 392-byte rows); the host sends
 // only tensors whose inner is a multiple of N and whose pointers are aligned to a pack.
-template <typename T, int N, bool Log, bool Bwd>
+// `Unrolled`: the 16-bit forward's loops unrolled as wider types' are (launch_column_staged_tier
+// says where).
+template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false>
 __global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
                                  T* __restrict__ out, int64_t axis, int64_t inner, int64_t tiles,
@@ -66,10 +68,11 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   // Thread (tx, ty) takes `count` steps, ty, ty + TY, ...: its packs are a stride of TY * TX
   // packs apart in the stage and TY rows apart in the tensors. The loops below walk pointers by
   // those strides (index arithmetic a step took 10-16 instructions a pack in 64 bits). 16-bit
-  // loops are not unrolled (unrolled 4 and 16 times, the forward took 53 registers, not 43: four
-  // blocks an SM, not five); wider types' are, 4 times (not unrolled, [4096, 4096] over dim 0
+  // loops are not unrolled but in the Unrolled kernel (an earlier build's unrolled forward took
+  // 53 registers, not 43: four blocks an SM, not five; today's softmax takes 42 either way, its
+  // log_softmax 54 against 44); wider types' are, 4 times (not unrolled, [4096, 4096] over dim 0
   // float32 went from 46.0 to 47.5 us: each step's shared-memory load waited alone).
-  constexpr int kUnroll = sizeof(T) == 2 ? 1 : 4;
+  constexpr int kUnroll = sizeof(T) == 2 && !Unrolled ? 1 : 4;
   const int ty_log2 = 31 - __clz(TY);  // TY is a power of two
   const int count = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
   const int stage_stride = TY * TX;
