@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       if (!pack_batches) cp_async_wait(stages - 1);  // this iteration's batch has landed
     }
     const int64_t row = group + it * ngroups;
-    const bool live = Full || row < rows;
+    const bool live = Full || row < rows;  // Full: a block a row, the launch's rows exactly
     if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
     const unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
     const T* ra = a + row * cols - row_shift;
