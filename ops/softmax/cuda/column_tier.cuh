@@ -233,15 +233,28 @@ __device__ __forceinline__ void column_out(const A (&x)[N], const A (&dy)[N], co
   }
 }
 
+// Blocks of 256 threads an SM the kernel is compiled for (its register cap: 4 -> 64, 3 -> 80).
+// 16-bit kernels of at most 4 packs a thread (the backward's always) take 64 registers, not 80, so
+// that 8 blocks of 128 threads share an SM instead of 6 (ncu, H200: [32, 4, 256, 256] float16 at
+// 80 registers, occupancy limited by registers to 24 warps). Their forward drops the fused exps,
+// which spilled 8 bytes at 64 (ptxas; no spill without). H200 kernel times, two rounds, 80 -> 64:
+// [32, 4, 256, 256] float16 12.5 -> 11.5 us, bfloat16 12.5 -> 11.8 (with the fused exps and their
+// spill 11.7 / 11.8); [32, 64, 3136] and [4, 96, 16384] within 1%, the backwards within the
+// rounds' spread.
+template <typename T, int R, bool Bwd>
+constexpr int column_kernel_min_blocks() {
+  return sizeof(T) == 2 && R > 4 && !Bwd ? 3 : 4;
+}
+
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements: N divides inner and every
 // pointer is aligned to a pack (the host picks N), so a pack is wholly inside the tensor or wholly
 // past its end, and every access is one load or store (element-wise fallbacks for partial packs
 // cost ptxas a register per element in flight: 128 registers a thread in 16-bit). `tiles` tiles
 // of TX packs cover inner; block b works on group b / cs, segment b % cs (cs = 1 outside
-// clusters). Registers: 64 a thread (four blocks an SM), 80 in 16-bit (three: its conversions
-// spilled ~100 bytes a thread at 64).
+// clusters). Registers: 64 a thread (four blocks an SM), 80 in the 16-bit forward past 4 packs
+// (three: its conversions spilled ~100 bytes a thread at 64; column_kernel_min_blocks).
 template <typename T, int N, int R, bool Log, bool Bwd>
-__global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
+__global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T, R, Bwd>())
     softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                           int64_t axis, int64_t inner, int64_t tiles, int tx_log2, int cs) {
   using A = acc_t<T>;
@@ -285,7 +298,8 @@ __global__ void __launch_bounds__(kColumnMaxThreads, sizeof(T) == 2 ? 3 : 4)
   // Per column; the N columns of a thread are independent chains.
   A coef[N];
   [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
-  constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, sizeof(T) == 2>();
+  constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, sizeof(T) == 2>() &&
+                            !(sizeof(T) == 2 && column_kernel_min_blocks<T, R, Bwd>() == 4);
   [[maybe_unused]] bool fused = false;
   if constexpr (Bwd) {
 #pragma unroll
