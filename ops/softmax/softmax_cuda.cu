@@ -76,22 +76,36 @@ int64_t planned_cols(const Ptrs& p, int64_t cols, bool vec, Fits fits) {
   return shifts_rows<T, Bwd, G>(p, vec) && fits(shifted) ? shifted : cols;
 }
 
+// Whether `threads` would fill the GPU (2048 resident threads an SM) fewer than `fills` times
+// over: short forward grids, which the lanes tier spreads over more lanes and reads with the Full
+// kernel and the block tier takes instead (twice), or gives one pack a thread (once).
+inline bool under_gpu_fills(int64_t threads, int fills) {
+  return threads < int64_t(fills) * 2048 * device_info().sm_count;
+}
+
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
 // group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
 // misaligned ones element by element. (Shifted kernels are instantiated only where
 // misaligned_rows_shifted holds.)
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
-auto staged_row_kernel_for(const Ptrs& p, int64_t cols, bool vec, int64_t packs) {
+auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
   if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
-  // The float32 forward's aligned rows that fill a block's packs exactly: the Full kernel. H200
-  // kernel times, two rounds: [1024, 2048] 6.37-6.40 -> 6.02 us, [1024, 10240] 22.3 -> 21.9,
-  // [1024, 4096] 9.8-10.0 -> 9.8-9.9, [16384, 4096] 130.9-131.4 -> 131.7-132.2, [4096, 8192]
-  // 66.6-66.8 -> 66.9-67.3. float16 and bfloat16 measured alike either way ([1024, 2048-10240],
-  // [16384, 4096], [2048, 32768]), and keep the one kernel.
-  if constexpr (G == RowGroup::kBlock && !Bwd && sizeof(T) == 4)
-    if (vec && packs * pack_size<T>() == cols)
+  // The forward's aligned rows that fill their group's packs exactly take the Full kernel:
+  // float32 rows of a block (H200 kernel times, two rounds: [1024, 2048] 6.37-6.40 -> 6.02 us,
+  // [1024, 10240] 22.3 -> 21.9, [1024, 4096] 9.8-10.0 -> 9.8-9.9, [16384, 4096] 130.9-131.4 ->
+  // 131.7-132.2, [4096, 8192] 66.6-66.8 -> 66.9-67.3; float16 and bfloat16 alike either way on
+  // [1024, 2048-10240], [16384, 4096], [2048, 32768], and keep the one kernel), and 16- and
+  // 32-bit rows of lanes whose threads would not fill the GPU twice over (H200: [32, 64, 16, 16]
+  // float32 3.10 -> 2.98, [32, 64, 32, 32] float16 3.97 -> 3.87, [1024, 512] float16 2.59 ->
+  // 2.43-2.46; on long grids it lost 1-2% in 16-bit: [2097152, 32] bfloat16 65.9 -> 67.5,
+  // [524288, 128] float16 66.6 -> 67.7, [32, 64, 128, 128] float16 34.3 -> 35.0).
+  constexpr bool kFullBlock = G == RowGroup::kBlock && sizeof(T) == 4;
+  constexpr bool kFullLanes = G == RowGroup::kLanes && sizeof(T) <= 4;
+  if constexpr ((kFullBlock || kFullLanes) && !Bwd)
+    if (vec && packs * pack_size<T>() == cols &&
+        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }
@@ -102,7 +116,7 @@ template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
   const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(p, cols, vec,
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(p, rows, cols, vec,
                                                              int64_t(group_threads) * PACKS);
   const int64_t smem =
       loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
@@ -115,13 +129,6 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
         static_cast<T*>(p.out) + at, n, cols, chunk, lanes_log2, 1, vec);
     MT_CUDA_CHECK_LAUNCH();
   }
-}
-
-// Whether `threads` would fill the GPU (2048 resident threads an SM) fewer than `fills` times
-// over: short forward grids, which the lanes tier spreads over more lanes and the block tier
-// takes instead (twice), or gives one pack a thread (once).
-inline bool under_gpu_fills(int64_t threads, int fills) {
-  return threads < int64_t(fills) * 2048 * device_info().sm_count;
 }
 
 // Tier 1: `lanes` threads a row (a power of two <= 32), PACKS packs a lane. A lane takes 4
@@ -366,7 +373,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int threads = row_block_threads<T, PACKS>(plan, cs);
   if (threads > kRowTierMaxThreads) return false;
   auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(
-      p, cols, vec, int64_t(chunk) * cs);
+      p, rows, cols, vec, int64_t(chunk) * cs);
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);

@@ -167,9 +167,9 @@ constexpr bool misaligned_rows_shifted() {
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
 // `Shifted`: misaligned rows, read as misaligned_rows_shifted describes (`vec` is then unused).
-// `Full`: aligned rows whose every pack a thread owns (cols == threads x PACKS x N, a block a
-// row), so that the owned tests, the padding of unowned packs and the element-by-element paths
-// compile away (staged_row_kernel_for says where it runs).
+// `Full`: aligned rows whose every pack a thread owns (cols == group threads x PACKS x N: a block
+// a row, or the lanes of a row), so that the owned tests, the padding of unowned packs and the
+// element-by-element paths compile away (staged_row_kernel_for says where it runs).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
           bool Full = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
-  static_assert(!(Full && (Shifted || G != RowGroup::kBlock)), "Full: aligned rows of a block");
+  static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
   if constexpr (Full) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
       if (!pack_batches) cp_async_wait(stages - 1);  // this iteration's batch has landed
     }
     const int64_t row = group + it * ngroups;
-    const bool live = Full || row < rows;  // Full: a block a row, the launch's rows exactly
+    const bool live = (Full && G == RowGroup::kBlock) || row < rows;  // a lanes block may pass rows
     if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
     const unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
     const T* ra = a + row * cols - row_shift;
