@@ -10,7 +10,8 @@
 //
 // The program prints one CFG line per configuration; each is launched kReps times, so the
 // kernel durations in ncu's output (caches flushed before each) come in groups of kReps, in the
-// order of the CFG lines. See BENCHMARKS.md (eleventh session) for what it measured on an H100.
+// order of the CFG lines. See docs/bench/history.md (eleventh session) for what it measured on an
+// H100.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 

@@ -592,7 +592,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without
   // making chunks shorter than 4K elements. (Against two an SM, on an H100: [8, 131072] takes
   // 16-block clusters instead of the split row, kernel 12.6 -> 7.9 us in float16; [16, 262144]
-  // too, 18.0 -> 20.9 us: slower. Open: see BENCHMARKS.md.)
+  // too, 18.0 -> 20.9 us: slower. Open: see docs/bench/history.md.)
   // float64 blocks stop at 512 threads: at 1024 the backward's 64-register cap spills the values
   // it holds, and the forward's rows of 152K-262K doubles ran slower over clusters of 1024-thread
   // blocks a row than through shared memory (tier 3b; H100: [2048, 151936] 3399 -> 5001 us).
