@@ -97,10 +97,12 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   // [1024, 10240] 22.3 -> 21.9, [1024, 4096] 9.8-10.0 -> 9.8-9.9, [16384, 4096] 130.9-131.4 ->
   // 131.7-132.2, [4096, 8192] 66.6-66.8 -> 66.9-67.3; float16 and bfloat16 alike either way on
   // [1024, 2048-10240], [16384, 4096], [2048, 32768], and keep the one kernel), and 16- and
-  // 32-bit rows of lanes whose threads would not fill the GPU twice over (H200: [32, 64, 16, 16]
-  // float32 3.10 -> 2.98, [32, 64, 32, 32] float16 3.97 -> 3.87, [1024, 512] float16 2.59 ->
-  // 2.43-2.46; on long grids it lost 1-2% in 16-bit: [2097152, 32] bfloat16 65.9 -> 67.5,
-  // [524288, 128] float16 66.6 -> 67.7, [32, 64, 128, 128] float16 34.3 -> 35.0).
+  // 32-bit rows of lanes whose threads would not fill the GPU twice over (H200, two rounds:
+  // [65536, 32] float32 6.53-6.56 -> 6.27-6.37, float16 4.13-4.22 -> 4.03-4.10; [1024, 512]
+  // bfloat16 2.56-2.59 -> 2.46-2.47; [32, 64, 16, 16] bfloat16 2.40-2.43 -> 2.30-2.31; [32, 64,
+  // 32, 32] float32 6.34 -> 6.24; the rest within 1%). On long grids it lost 1-2% in 16-bit
+  // ([2097152, 32] bfloat16 65.9 -> 67.5, [524288, 128] float16 66.6 -> 67.7, [32, 64, 128, 128]
+  // float16 34.3 -> 35.0).
   constexpr bool kFullBlock = G == RowGroup::kBlock && sizeof(T) == 4;
   constexpr bool kFullLanes = G == RowGroup::kLanes && sizeof(T) <= 4;
   if constexpr ((kFullBlock || kFullLanes) && !Bwd)
