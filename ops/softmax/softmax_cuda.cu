@@ -77,8 +77,8 @@ int64_t planned_cols(const Ptrs& p, int64_t cols, bool vec, Fits fits) {
 }
 
 // Whether `threads` would fill the GPU (2048 resident threads an SM) fewer than `fills` times
-// over: short forward grids, which the lanes tier spreads over more lanes and reads with the Full
-// kernel and the block tier takes instead (twice), or gives one pack a thread (once).
+// over: short forward grids. The lanes tier spreads them over more lanes and reads them with the
+// Full kernel, and the block tier takes them instead (twice), or gives one pack a thread (once).
 inline bool under_gpu_fills(int64_t threads, int fills) {
   return threads < int64_t(fills) * 2048 * device_info().sm_count;
 }
@@ -107,7 +107,7 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   constexpr bool kFullLanes = G == RowGroup::kLanes && sizeof(T) <= 4;
   if constexpr ((kFullBlock || kFullLanes) && !Bwd)
     if (vec && packs * pack_size<T>() == cols &&
-        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))
+        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's lanes
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }

@@ -298,6 +298,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
   // Per column; the N columns of a thread are independent chains.
   A coef[N];
   [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
+  // (Not in 16-bit kernels compiled for 64 registers: there the fused exps spill.)
   constexpr bool kFusable = !Bwd && column_fusable_exp<T, Log, sizeof(T) == 2>() &&
                             !(sizeof(T) == 2 && column_kernel_min_blocks<T, R, Bwd>() == 4);
   [[maybe_unused]] bool fused = false;
