@@ -1,4 +1,4 @@
-"""Command line: `python -m minitensor.bench softmax|ladder ...`."""
+"""Command line: `python -m minitensor.bench softmax|ladder|plot|markdown|overhead ...`."""
 
 from __future__ import annotations
 
@@ -56,6 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
         "plot", help="draw the GB/s plot again from softmax CSV files (e.g. after merging reruns)")
     plot.add_argument("csv", type=Path, nargs="+", help="CSV files written by the softmax command")
     plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
+
+    markdown = commands.add_parser(
+        "markdown", help="print the README's result tables from softmax CSV files",
+        description="Print the README's markdown tables from CSVs the softmax command wrote: forward rows over "
+                    "the last dim, forward rows over other dims, backward rows (--backward CSVs), each table "
+                    "only when it has rows.")
+    markdown.add_argument("csv", type=Path, nargs="+", help="CSV files written by the softmax command")
+    markdown.add_argument("--dtypes", default=None,
+                          help="comma-separated dtypes, in the order each case lists them (default: every "
+                               "dtype, in CSV order)")
+    markdown.add_argument("--cases", default=None,
+                          help="comma-separated SHAPE:DIM items choosing the rows and their order, e.g. "
+                               "32x64x512x512:-1,8x4096x4096:1 (default: every case, in CSV order)")
 
     overhead = commands.add_parser(
         "overhead", help="host time per t.softmax call on a small tensor vs torch.softmax (10,000 calls)")
@@ -173,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(matplotlib_missing_message() or "no cases: no plot written", file=sys.stderr)
             return 1
         print(f"wrote {args.out}")
+        return 0
+    if args.command == "markdown":
+        from .markdown import markdown_tables, parse_case_list, parse_dtype_list
+
+        cases = parse_case_list(args.cases) if args.cases is not None else None
+        dtypes = parse_dtype_list(args.dtypes) if args.dtypes is not None else None
+        print(markdown_tables(args.csv, cases, dtypes))
         return 0
     if args.command == "overhead":
         from .overhead import run_overhead
