@@ -54,7 +54,7 @@ def main():
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--backward", action="store_true")
-    parser.add_argument("--log", action="store_true", help="log_softmax (the forward)")
+    parser.add_argument("--log", action="store_true", help="log_softmax (with --backward: its backward)")
     parser.add_argument("--quack", action="store_true")
     parser.add_argument("--liger", action="store_true")
     parser.add_argument("--compile", action="store_true")
@@ -93,12 +93,14 @@ def main():
             x = torch.randn(shape, device="cuda", dtype=torch.float32).mul_(3).to(dtype)
             xm = mt.from_dlpack(x)
             if args.backward:
-                y = torch.softmax(x, dim)
+                y = torch.log_softmax(x, dim) if args.log else torch.softmax(x, dim)
                 dy = torch.randn_like(y)
                 ym, dym = mt.from_dlpack(y), mt.from_dlpack(dy)
-                ours = lambda: mt._C._softmax_backward(ym, dym, dim, False)  # noqa: E731
-                ref = torch.ops.aten._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
-                theirs = lambda: torch.ops.aten._softmax_backward_data(dy, y, dim, dtype)  # noqa: E731
+                ours = lambda: mt._C._softmax_backward(ym, dym, dim, args.log)  # noqa: E731
+                aten_backward = (torch.ops.aten._log_softmax_backward_data if args.log
+                                 else torch.ops.aten._softmax_backward_data)
+                ref = aten_backward(dy.double(), y.double(), dim, torch.float64)
+                theirs = lambda: aten_backward(dy, y, dim, dtype)  # noqa: E731
                 nbytes = 3 * x.numel() * x.element_size()
             elif args.log:
                 ours = lambda: xm.log_softmax(dim)  # noqa: E731
