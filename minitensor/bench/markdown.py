@@ -77,13 +77,6 @@ def readme_number(value: float) -> str:
     return f"{value:.1f}"
 
 
-def ratio(numerator: float, denominator: float) -> float:
-    """numerator / denominator, NaN where either time is missing."""
-    if not (math.isfinite(numerator) and math.isfinite(denominator) and denominator > 0):
-        return math.nan
-    return numerator / denominator
-
-
 def shape_cell(case: Case, with_dim: bool) -> str:
     shape = "[" + ", ".join(str(s) for s in case.shape) + "]"
     return f"{shape} ({case.dim})" if with_dim else shape
@@ -103,17 +96,9 @@ def median_and_kernel_cell(timing: Timing | None) -> str:
     return f"{readme_number(timing.us)} ({readme_number(timing.kernel_us)})"
 
 
-def kernel_ratio(result: CaseResult, name: str) -> float:
-    """How many times faster minitensor's kernels are than contender `name`'s."""
-    other = result.contenders.get(name)
-    if other is None or not other.ok:
-        return math.nan
-    return ratio(other.kernel_us, result.minitensor.kernel_us)
-
-
 def median_and_kernel_ratio_cell(result: CaseResult, name: str) -> str:
     median = result.speedup_over(name)
-    return f"{fmt(median, 2)} ({fmt(kernel_ratio(result, name), 2)})"
+    return f"{fmt(median, 2)} ({fmt(result.kernel_speedup_over(name), 2)})"
 
 
 def label(name: str) -> str:
@@ -162,7 +147,7 @@ def backward_row(result: CaseResult, contenders: Sequence[str]) -> list[str]:
     return [shape_cell(result.typed.case, with_dim=not result.typed.case.is_last_dim), result.typed.dtype,
             median_and_kernel_cell(result.minitensor), fmt(result.kernel_pct_of_copy, 0),
             *(cell for n in contenders for cell in (median_and_kernel_cell(result.contenders.get(n)),
-                                                    fmt(kernel_ratio(result, n), 2)))]
+                                                    fmt(result.kernel_speedup_over(n), 2)))]
 
 
 def backward_table(results: Sequence[CaseResult], contenders: Sequence[str]) -> str:

@@ -29,6 +29,10 @@ class Timing:
         return math.isfinite(self.us) and self.us > 0
 
 
+def _measured(us: float) -> bool:
+    return math.isfinite(us) and us > 0
+
+
 @dataclass
 class CaseResult:
     typed: TypedCase
@@ -57,22 +61,27 @@ class CaseResult:
         best = self.fastest_contender
         return NAN if best is None else self.speedup_over(best)
 
+    def kernel_speedup_over(self, name: str) -> float:
+        """speedup_over by the CUDA profiler's kernel times, which leave out the host time a call
+        spends before its kernels run (NaN where either kernel time is missing)."""
+        other = self.contenders.get(name)
+        if other is None or not (other.ok and _measured(other.kernel_us)):
+            return NAN
+        if not (self.minitensor.ok and _measured(self.minitensor.kernel_us)):
+            return NAN
+        return other.kernel_us / self.minitensor.kernel_us
+
     @property
     def kernel_speedup_over_best(self) -> float:
-        """`× best` over the CUDA profiler's kernel times, which leave out the host time a call
-        spends before its kernels run (NaN where minitensor's or every contender's is missing)."""
-        mine = self.minitensor.kernel_us
-        theirs = [t.kernel_us for t in self.contenders.values()
-                  if t.ok and math.isfinite(t.kernel_us) and t.kernel_us > 0]
-        if not theirs or not (self.minitensor.ok and math.isfinite(mine) and mine > 0):
-            return NAN
-        return min(theirs) / mine
+        """`× best` over kernel times (NaN where minitensor's or every contender's is missing)."""
+        ratios = [r for r in map(self.kernel_speedup_over, self.contenders) if math.isfinite(r)]
+        return min(ratios) if ratios else NAN
 
     @property
     def kernel_pct_of_copy(self) -> float:
         """% of the copy bandwidth over minitensor's kernel time instead of its median time."""
         mine = self.minitensor.kernel_us
-        if not (self.minitensor.ok and math.isfinite(mine) and mine > 0):
+        if not (self.minitensor.ok and _measured(mine)):
             return NAN
         return self.pct_of_copy * self.minitensor.us / mine
 
