@@ -264,8 +264,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   const auto partial = [&](int p, int sh) { return col0 + p * step < sh || past_end(p, sh); };
   const auto inside = [&](int c, int sh) { return c >= sh && c < sh + cols; };
   int row_shift = 0;  // Shifted: the shift of the row being reduced
-  // Pads a pack's values outside the row (Shifted).
-  const auto pad_outside = [&](int p, A (&v)[N], A fill) {
+  // Pads the values of pack p outside the row (Shifted): `v` unpacked (A) or a ring pack's (T).
+  const auto pad_outside = [&](int p, auto& v, auto fill) {
     if (partial(p, row_shift)) {
 #pragma unroll
       for (int j = 0; j < N; ++j)
@@ -486,14 +486,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
     each_ring_pack(stage, mine, [&](int p, auto s) {
       if (pack_batches) cp_async_wait(PACKS - 1 - p);
       if constexpr (Shifted) {
-        if (partial(p, row_shift)) {
+        if (partial(p, row_shift)) {  // only a row's end packs are rewritten in the ring
           constexpr float kPad = Bwd ? 0.0f : -INFINITY;
 #pragma unroll
           for (int t = 0; t < kTensors; ++t) {
             P pk = reload_shared<T, N>(ring_slot(stage, t, p));
-#pragma unroll
-            for (int j = 0; j < N; ++j)
-              if (!inside(col0 + p * step + j, row_shift)) pk.v[j] = T(kPad);
+            pad_outside(p, pk.v, T(kPad));
             ring_store(ring_slot(stage, t, p), pk);
           }
         }
