@@ -213,14 +213,17 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
         make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
       box_rows = rows;
   }
-  // The 16-bit forward's loops unrolled (its Unrolled kernel) where its threads copy their own
-  // packs (box_rows 0) and that costs no block an SM. H200 kernel times, two rounds, rolled ->
-  // unrolled: [8, 4096, 4096] float16 160.6-161.1 -> 159.3-159.6 us, bfloat16 161.2-161.5 ->
-  // 158.3-158.4; [64, 128, 56, 56] 29.3 -> 28.8-29.0, bfloat16 29.4 -> 28.7; [8, 150, 128, 128]
-  // bfloat16 23.7-23.9 -> 23.2-23.3; [8, 128, 8192] alike. Unrolled under the copy engine too,
-  // [4096, 4096] over dim 0 bfloat16 went 28.5-28.7 -> 29.6-29.9, [2048, 4096] over dim 0 and
-  // [16, 512, 1024] 2-3% slower. MT_SOFTMAX_STAGED_UNROLL=1/-1 forces it on / off.
-  if constexpr (sizeof(T) == 2 && !Bwd) {
+  // The 16-bit loops unrolled (the Unrolled kernel) where its threads copy their own packs
+  // (box_rows 0) and that costs no block an SM. H200 kernel times, two rounds, rolled ->
+  // unrolled, forward: [8, 4096, 4096] float16 160.6-161.1 -> 159.3-159.6 us, bfloat16
+  // 161.2-161.5 -> 158.3-158.4; [64, 128, 56, 56] 29.3 -> 28.8-29.0, bfloat16 29.4 -> 28.7;
+  // [8, 150, 128, 128] bfloat16 23.7-23.9 -> 23.2-23.3; [8, 128, 8192] alike. Backward (four
+  // steps of y and dy copied a loop trip, 40 registers against 44): [8, 4096, 4096] bfloat16
+  // 220.4-220.8 -> 217.8-218.1, log_softmax float16 224.4-225.6 -> 220.2-221.1; the other cases
+  // within noise. Unrolled under the copy engine too, [4096, 4096] over dim 0 bfloat16 went
+  // 28.5-28.7 -> 29.6-29.9, [2048, 4096] over dim 0 and [16, 512, 1024] 2-3% slower.
+  // MT_SOFTMAX_STAGED_UNROLL=1/-1 forces it on / off.
+  if constexpr (sizeof(T) == 2) {
     static const int forced_unroll = env_int("MT_SOFTMAX_STAGED_UNROLL", 0);
     auto unrolled = softmax_column_staged_kernel<T, N, Log, Bwd, true>;
     if (forced_unroll > 0 ||

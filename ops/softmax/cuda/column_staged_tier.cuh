@@ -40,8 +40,8 @@ inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) 
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
 // inner or the pointers allow no more (16-bit [32, 1000, 14, 14]: 392-byte rows); the host sends
 // only tensors whose inner is a multiple of N and whose pointers are aligned to a pack.
-// `Unrolled`: the 16-bit forward's loops unrolled as wider types' are (launch_column_staged_tier
-// says where).
+// `Unrolled`: the 16-bit loops unrolled as wider types' are (launch_column_staged_tier says
+// where).
 template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false>
 __global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
