@@ -380,9 +380,11 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # aligned rows whose last threads hold part of their packs: in one block, in a cluster whose
     # chunks end inside a block, and over an 8-block cluster
     ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),
-    # few long rows over 16-block clusters of the wide packs (16-bit: 64 values a thread, taken
-    # from the ring pack by pack, max and sum in one online pass)
-    ((16, 262144), 1),
+    # few long rows over 16-block clusters of the wide packs (16-bit: 64 values a thread, the
+    # softmax's held in registers (held rows), log_softmax's taken from the ring pack by pack, max
+    # and sum in one online pass); a language model's vocabulary over a few rows (held rows of
+    # 8-block clusters, a thread's last packs partly or not its own)
+    ((16, 262144), 1), ((4, 128256), 1),
     # more rows than two an SM, each past 16 blocks of 512 threads' wide packs in float64: its
     # forward takes persistent 16-block clusters of 544 threads (a chunk ending inside a thread)
     ((300, 131080), 1),
@@ -456,6 +458,15 @@ def test_cuda_staged_columns_copied_by_threads():
                          "(test_cuda_tiers or test_cuda_backward_tiers) and (x128x or x150x or x300x "
                          "or x1000x or x4096x or x8192x or x9000x or x16384x or x20000x) "
                          "or inner_dims_with_minus_infinity")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_HELD_ROWS=0", "MT_SOFTMAX_HELD_ROWS=1"])
+def test_cuda_held_rows_under_overrides(setting):
+    """The few long rows that 16-bit softmax holds in registers (held rows) without them (the
+    ring's clusters, the split row), and held wherever they fit."""
+    rerun_under_override(setting, "(test_cuda_tiers or rows_with_minus_infinity) and (x65536 or "
+                         "x128256 or x131072 or x151936 or x262144 or 132x32768)")
 
 
 @pytest.mark.cuda

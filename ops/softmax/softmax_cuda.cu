@@ -86,9 +86,10 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
 // group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
 // misaligned ones element by element. (Shifted kernels are instantiated only where
-// misaligned_rows_shifted holds.)
-template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+// misaligned_rows_shifted holds.) `Held`: the held rows' kernel (aligned rows only).
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
+  if constexpr (Held) return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, false, true>;
   if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
@@ -364,17 +365,20 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
 // (or MT_SOFTMAX_CLUSTER_PERSISTENT=1): as many clusters as fit at once, looping over rows with a
 // ring of several stages; else a cluster a row with one stage (the scheduler overlaps them).
-// False when such clusters cannot run here.
-template <typename T, int PACKS, bool Log, bool Bwd>
+// False when such clusters cannot run here. `Held`: the held rows' kernel (kHeldPacks), aligned
+// rows whose clusters all fit at once, else false.
+template <typename T, int PACKS, bool Log, bool Bwd, bool Held = false>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
-  const int64_t plan = planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec, [&](int64_t c) {
-    return row_block_threads<T, PACKS>(c, cs) <= kRowTierMaxThreads;
-  });
+  const int max_threads = Held ? kHeldThreads : kRowTierMaxThreads;
+  const int64_t plan =
+      Held ? cols : planned_cols<T, Bwd, RowGroup::kCluster>(p, cols, vec, [&](int64_t c) {
+        return row_block_threads<T, PACKS>(c, cs) <= kRowTierMaxThreads;
+      });
   const int chunk = int(ceil_div(ceil_div(plan, pack_size<T>()), cs));
   const int threads = row_block_threads<T, PACKS>(plan, cs);
-  if (threads > kRowTierMaxThreads) return false;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster>(
+  if (threads > max_threads || (Held && !vec)) return false;
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
       p, rows, cols, vec, int64_t(chunk) * cs);
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
@@ -382,7 +386,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int active = active_clusters(kernel, cs, threads, smem);
-  if (active == 0) return false;
+  if (active == 0 || (Held && rows > active)) return false;
   const int64_t clusters = std::min<int64_t>(rows, persistent ? active : INT32_MAX / cs);
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, &attr);
@@ -617,6 +621,25 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
                                              npk > int64_t(max_threads) * kNarrow);
   if (rows < 2 * dev.sm_count) {
     if (grid_first && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols)) return;
+    // Held rows (kHeldPacks): few long 16-bit forward rows whose clusters of up to
+    // kHeldThreads threads (2-16 blocks) all fit at once, where they cover half the SMs or more,
+    // or where rows are too few for the clusters below, which leave them to the split row. H200
+    // kernel times, float16, two rounds (bfloat16 alike), against main's tiers: split row
+    // [2, 65536] 7.14 -> 4.06 us, [4, 262144] 7.71-7.78 -> 5.06; clusters [20, 151936] 7.94 ->
+    // 7.33, [132, 32768] 8.74-8.77 -> 8.03, [16, 262144] and [32, 131072] alike. Not [8, 131072]:
+    // its 64 held blocks ran 4.80 against 4.67 in 128 blocks of narrow packs below.
+    // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
+    if constexpr (sizeof(T) == 2 && !Bwd && !Log) {
+      static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
+      const int64_t held_cs = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
+      const bool held_spread = rows * held_cs >= dev.sm_count / 2 ||
+                               rows * kMaxClusterBlocks < dev.sm_count / 2;
+      if (held_rows != 0 && (held_rows == 1 || held_spread) && dev.clusters && held_cs >= 2 &&
+          held_cs <= kMaxClusterBlocks &&
+          launch_cluster_row_tier<T, kHeldPacks, Log, false, true>(p, rows, cols, int(held_cs),
+                                                                   false, vec))
+        return;
+    }
     static const int64_t max_cs =
         std::clamp(env_int("MT_SOFTMAX_FEW_ROWS_CLUSTER", kMaxClusterBlocks), 1, kMaxClusterBlocks);
     const auto few_rows_cs = [&](int64_t cs) {

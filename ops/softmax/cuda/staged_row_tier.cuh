@@ -47,6 +47,17 @@ enum class RowGroup { kLanes, kBlock, kCluster };
 constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
+// Held rows: a 16-bit forward cluster whose threads hold kHeldPacks packs (64 values) in
+// registers as floats, exps taken once and in place, in blocks of at most kHeldThreads (so that
+// 128 registers a thread leave two blocks an SM), for few long rows that one round of such
+// clusters holds (launch_row_tiers says which). The ring's wide clusters read a thread's 64
+// values from shared memory in each pass and take a second exp in the output pass: ncu on
+// [16, 262144] float16 counted 24 thread instructions an element, QuACK's kernel 10. (Held, that
+// case ran no faster: 9.45 us either way, QuACK 8.1 under ncu; the shapes that gained had taken
+// fewer or narrower blocks.) Not log_softmax, which spilled at 128 registers.
+constexpr int kHeldPacks = 8;
+constexpr int kHeldThreads = 256;
+
 // Whether a 16- or 32-bit forward may re-read rows from the ring instead of holding them in
 // registers (the lanes tier's register cap follows from it; float64's forward and every
 // backward re-read it outside the lanes tier, see holds_row_in_ring).
@@ -132,8 +143,9 @@ constexpr int row_kernel_min_blocks() {
 // blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
 // (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
 // us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses).
-template <typename T, bool Log, bool Bwd, RowGroup G>
+template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false>
 constexpr int row_kernel_max_registers() {
+  if constexpr (Held) return 65536 / (2 * kHeldThreads);
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -170,17 +182,24 @@ constexpr bool misaligned_rows_shifted() {
 // `Full`: aligned rows whose every pack a thread owns (cols == group threads x PACKS x N: a block
 // a row, or the lanes of a row), so that the owned tests, the padding of unowned packs and the
 // element-by-element paths compile away (staged_row_kernel_for says where it runs).
+// `Held`: aligned rows of a 16-bit forward cluster, PACKS values a thread held in registers (see
+// kHeldPacks).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
-          bool Full = false>
-__global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads,
+          bool Full = false, bool Held = false>
+__global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
+                                  : Held               ? kHeldThreads
+                                                       : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
-    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G>()))
+    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held>()))
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
+  static_assert(!Held || (sizeof(T) == 2 && !Bwd && G == RowGroup::kCluster && !Shifted &&
+                          PACKS == kHeldPacks),
+                "Held: aligned rows of a 16-bit forward cluster");
   if constexpr (Full) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
@@ -194,7 +213,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
   // the ring again and converts it again, so a thread holds any number of values without
   // spilling (32 floats a thread spilled at 1024 threads a block), at the price of a second exp
   // per element in 16-bit (float32 and float64 keep exp in their slot instead).
-  constexpr bool kFromRing = holds_row_in_ring<T, Log, Bwd, PACKS, G>();
+  constexpr bool kFromRing = !Held && holds_row_in_ring<T, Log, Bwd, PACKS, G>();
   using P = Pack<T, N>;
   // Only a cluster's rows loop, through a ring of several stages (its persistent launch); a lanes
   // or block group owns one row group, a block of them one pass through one stage (the launch
@@ -707,7 +726,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads : kR
         static_assert(sizeof(T) != 4 || G == RowGroup::kLanes, "float32 shift groups are rows");
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
-        constexpr bool kShiftsEmpty = sizeof(T) <= 4 && G == RowGroup::kLanes;  // by exp_shift
+        constexpr bool kShiftsEmpty = sizeof(T) <= 4 && (G == RowGroup::kLanes || Held);
         with_shifted_exp<kFastExp>(kShiftsEmpty ? exp_shift(m) : m, [&](const auto& ex) {
 #pragma unroll
           for (int k = 0; k < K; ++k) e[k] = !kShiftsEmpty && m == A(-INFINITY) ? A(0) : ex(va[k]);
