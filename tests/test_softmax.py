@@ -367,6 +367,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # many rows past 256 threads of narrow packs: the wide packs, one block a row (float64 rows
     # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned)
     ((300, 8192), 1), ((300, 12000), 1), ((280, 16383), 1),
+    # 16-bit rows of one block holding 64 values a thread in registers (held blocks), 160 and 256
+    # threads
+    ((300, 10240), 1), ((300, 16384), 1),
     # rows whose blocks fill the GPU at most once (16-bit: half of it): one pack a thread in
     # float32 and 16-bit types (every thread with a pack, and a last warp partly idle)
     ((400, 1024), 1), ((280, 3000), 1),
@@ -461,12 +464,15 @@ def test_cuda_staged_columns_copied_by_threads():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("setting", ["MT_SOFTMAX_HELD_ROWS=0", "MT_SOFTMAX_HELD_ROWS=1"])
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_HELD_ROWS=0", "MT_SOFTMAX_HELD_ROWS=1",
+                                     "MT_SOFTMAX_HELD_BLOCKS=0", "MT_SOFTMAX_HELD_BLOCKS=1"])
 def test_cuda_held_rows_under_overrides(setting):
-    """The few long rows that 16-bit softmax holds in registers (held rows) without them (the
-    ring's clusters, the split row), and held wherever they fit."""
-    rerun_under_override(setting, "(test_cuda_tiers or rows_with_minus_infinity) and (x65536 or "
-                         "x128256 or x131072 or x151936 or x262144 or 132x32768)")
+    """The rows that 16-bit softmax holds in registers 64 values a thread (held rows, held
+    blocks) without them (the ring's clusters, the split row, the block tier's narrow packs), and
+    held wherever they fit (blocks from 32 threads)."""
+    rerun_under_override(setting, "test_cuda_tiers and (x65536 or x128256 or x131072 or x151936 "
+                         "or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
+                         "160x4096 or 3000x2048)")
 
 
 @pytest.mark.cuda
@@ -480,8 +486,9 @@ def test_cuda_backward_rereading_dy_under_override():
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 32768), (40, 65536), (20, 151936),
-                                   (16, 262144), (100, 40008), (3, 2**20 + 3)], ids=str)
+@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
+                                   (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)],
+                         ids=str)
 def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
     """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster or
     grid see only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as

@@ -89,7 +89,8 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // misaligned_rows_shifted holds.) `Held`: the held rows' kernel (aligned rows only).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
-  if constexpr (Held) return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, false, true>;
+  if constexpr (Held)
+    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, G == RowGroup::kBlock, true>;
   if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
@@ -115,11 +116,11 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
 
 // Tiers 1 and 2: a block for each group of `rows_per_block` rows (more than INT32_MAX blocks'
 // worth of rows, if ever, in several launches: the kernel takes one pass).
-template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G>
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
   const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G>(p, rows, cols, vec,
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec,
                                                              int64_t(group_threads) * PACKS);
   const int64_t smem =
       loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
@@ -584,6 +585,25 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
   return {fits ? kMaxClusterBlocks : at_512, fits};
 }
 
+// Held blocks: 16-bit forward rows of one block of 128-256 threads, each holding 64 values in
+// registers (kHeldPacks; 80 registers, six blocks of 128 an SM), every pack its own (the Full
+// kernel), where the block tier's narrow packs gave 512-1024 threads 16 values each. H200 kernel
+// times, two rounds, float16 / bfloat16: [1024, 8192] 10.72-10.75 -> 10.08-10.14 / 10.72 ->
+// 10.08-10.24 us, [1024, 10240] 13.47-13.60 -> 13.02-13.09 / 13.41 -> 12.99-13.09; [4096, 8192],
+// [2048, 16384], [16384, 4096] alike. Blocks of 64 or 32 threads lost ([1024, 4096] 6.08-6.24
+// -> 6.34-6.50, [1024, 2048] 4.26-4.29 -> 4.48-4.54). MT_SOFTMAX_HELD_BLOCKS=0 turns them off, 1
+// takes them from 32 threads.
+template <typename T, bool Log, bool Bwd>
+bool held_block_rows(bool vec, int64_t npk) {
+  if constexpr (sizeof(T) == 2 && !Bwd && !Log) {
+    static const int forced = env_int("MT_SOFTMAX_HELD_BLOCKS", -1);
+    const int64_t threads = npk / kHeldPacks;
+    return forced != 0 && vec && npk % (32 * kHeldPacks) == 0 && threads <= kHeldThreads &&
+           (forced == 1 || threads >= 128);
+  }
+  return false;
+}
+
 // inner == 1: tiers 1, 2, 3a, 3b, 2b (no clusters), then 3c (the split row).
 template <typename T, bool Log, bool Bwd>
 void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
@@ -662,6 +682,10 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
+  } else if (held_block_rows<T, Log, Bwd>(vec, npk)) {
+    if constexpr (sizeof(T) == 2 && !Bwd && !Log)
+      return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
+          p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
   } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.

@@ -54,7 +54,8 @@ constexpr int kRowTierMaxThreads = 1024;
 // values from shared memory in each pass and take a second exp in the output pass: ncu on
 // [16, 262144] float16 counted 24 thread instructions an element, QuACK's kernel 10. (Held, that
 // case ran no faster: 9.45 us either way, QuACK 8.1 under ncu; the shapes that gained had taken
-// fewer or narrower blocks.) Not log_softmax, which spilled at 128 registers.
+// fewer or narrower blocks.) Not log_softmax, which spilled at 128 registers. Held blocks: the
+// same for rows of one block (launch_row_tiers' held_block_rows), Full at 80 registers.
 constexpr int kHeldPacks = 8;
 constexpr int kHeldThreads = 256;
 
@@ -145,7 +146,7 @@ constexpr int row_kernel_min_blocks() {
 // us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses).
 template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false>
 constexpr int row_kernel_max_registers() {
-  if constexpr (Held) return 65536 / (2 * kHeldThreads);
+  if constexpr (Held) return G == RowGroup::kBlock ? 80 : 65536 / (2 * kHeldThreads);
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -197,7 +198,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
-  static_assert(!Held || (sizeof(T) == 2 && !Bwd && G == RowGroup::kCluster && !Shifted &&
+  static_assert(!Held || (sizeof(T) == 2 && !Bwd && G != RowGroup::kLanes && !Shifted &&
                           PACKS == kHeldPacks),
                 "Held: aligned rows of a 16-bit forward cluster");
   if constexpr (Full) vec = true;
