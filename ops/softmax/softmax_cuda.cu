@@ -86,7 +86,8 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
 // group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
 // misaligned ones element by element. (Shifted kernels are instantiated only where
-// misaligned_rows_shifted holds.) `Held`: the held rows' kernel (aligned rows only).
+// misaligned_rows_shifted holds.) `Held`: the held rows' or held blocks' kernel (aligned rows;
+// a block's the Full one).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
   if constexpr (Held)

@@ -183,8 +183,8 @@ constexpr bool misaligned_rows_shifted() {
 // `Full`: aligned rows whose every pack a thread owns (cols == group threads x PACKS x N: a block
 // a row, or the lanes of a row), so that the owned tests, the padding of unowned packs and the
 // element-by-element paths compile away (staged_row_kernel_for says where it runs).
-// `Held`: aligned rows of a 16-bit forward cluster, PACKS values a thread held in registers (see
-// kHeldPacks).
+// `Held`: aligned rows of a 16-bit forward cluster or block (Full), PACKS packs a thread held in
+// registers (see kHeldPacks).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
           bool Full = false, bool Held = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
   static_assert(!Held || (sizeof(T) == 2 && !Bwd && G != RowGroup::kLanes && !Shifted &&
                           PACKS == kHeldPacks),
-                "Held: aligned rows of a 16-bit forward cluster");
+                "Held: aligned rows of a 16-bit forward block or cluster");
   if constexpr (Full) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
