@@ -11,6 +11,10 @@ from .correctness import Check
 NAN = float("nan")
 
 
+def _measured(us: float) -> bool:
+    return math.isfinite(us) and us > 0
+
+
 @dataclass
 class Timing:
     """One implementation on one case. note says why the numbers are missing, if they are."""
@@ -26,11 +30,12 @@ class Timing:
 
     @property
     def ok(self) -> bool:
-        return math.isfinite(self.us) and self.us > 0
+        return _measured(self.us)
 
-
-def _measured(us: float) -> bool:
-    return math.isfinite(us) and us > 0
+    @property
+    def kernel_ok(self) -> bool:
+        """A valid call whose kernel time was measured too."""
+        return self.ok and _measured(self.kernel_us)
 
 
 @dataclass
@@ -65,9 +70,7 @@ class CaseResult:
         """speedup_over by the CUDA profiler's kernel times, which leave out the host time a call
         spends before its kernels run (NaN where either kernel time is missing)."""
         other = self.contenders.get(name)
-        if other is None or not (other.ok and _measured(other.kernel_us)):
-            return NAN
-        if not (self.minitensor.ok and _measured(self.minitensor.kernel_us)):
+        if other is None or not (other.kernel_ok and self.minitensor.kernel_ok):
             return NAN
         return other.kernel_us / self.minitensor.kernel_us
 
@@ -80,10 +83,9 @@ class CaseResult:
     @property
     def kernel_pct_of_copy(self) -> float:
         """% of the copy bandwidth over minitensor's kernel time instead of its median time."""
-        mine = self.minitensor.kernel_us
-        if not (self.minitensor.ok and _measured(mine)):
+        if not self.minitensor.kernel_ok:
             return NAN
-        return self.pct_of_copy * self.minitensor.us / mine
+        return self.pct_of_copy * self.minitensor.us / self.minitensor.kernel_us
 
 
 @dataclass
