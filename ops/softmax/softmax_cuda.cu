@@ -596,7 +596,7 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
 // takes them from 32 threads.
 template <typename T, bool Log, bool Bwd>
 bool held_block_rows(bool vec, int64_t npk) {
-  if constexpr (sizeof(T) == 2 && !Bwd && !Log) {
+  if constexpr (has_held_kernels<T, Log, Bwd>()) {
     static const int forced = env_int("MT_SOFTMAX_HELD_BLOCKS", -1);
     const int64_t threads = npk / kHeldPacks;
     return forced != 0 && vec && npk % (32 * kHeldPacks) == 0 && threads <= kHeldThreads &&
@@ -650,7 +650,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 7.33, [132, 32768] 8.74-8.77 -> 8.03, [16, 262144] and [32, 131072] alike. Not [8, 131072]:
     // its 64 held blocks ran 4.80 against 4.67 in 128 blocks of narrow packs below.
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
-    if constexpr (sizeof(T) == 2 && !Bwd && !Log) {
+    if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
       const int64_t held_cs = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
       const bool held_spread = rows * held_cs >= dev.sm_count / 2 ||
@@ -684,7 +684,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (held_block_rows<T, Log, Bwd>(vec, npk)) {
-    if constexpr (sizeof(T) == 2 && !Bwd && !Log)
+    if constexpr (has_held_kernels<T, Log, Bwd>())
       return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
           p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
   } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {

@@ -59,6 +59,12 @@ constexpr int kRowTierMaxThreads = 1024;
 constexpr int kHeldPacks = 8;
 constexpr int kHeldThreads = 256;
 
+// The ops that have held kernels: the 16-bit softmax forward.
+template <typename T, bool Log, bool Bwd>
+constexpr bool has_held_kernels() {
+  return sizeof(T) == 2 && !Bwd && !Log;
+}
+
 // Whether a 16- or 32-bit forward may re-read rows from the ring instead of holding them in
 // registers (the lanes tier's register cap follows from it; float64's forward and every
 // backward re-read it outside the lanes tier, see holds_row_in_ring).
@@ -198,7 +204,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
-  static_assert(!Held || (sizeof(T) == 2 && !Bwd && G != RowGroup::kLanes && !Shifted &&
+  static_assert(!Held || (has_held_kernels<T, Log, Bwd>() && G != RowGroup::kLanes && !Shifted &&
                           PACKS == kHeldPacks),
                 "Held: aligned rows of a 16-bit forward block or cluster");
   if constexpr (Full) vec = true;
