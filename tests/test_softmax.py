@@ -384,9 +384,10 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # chunks end inside a block, and over an 8-block cluster
     ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),
     # few long rows over 16-block clusters of the wide packs (16-bit: 64 values a thread, the
-    # softmax's held in registers (held rows), log_softmax's taken from the ring pack by pack, max
-    # and sum in one online pass); a language model's vocabulary over a few rows (held rows of
-    # 8-block clusters, a thread's last packs partly or not its own)
+    # softmax's held in registers (held rows; every pack a thread's own: the Full kernel),
+    # log_softmax's taken from the ring pack by pack, max and sum in one online pass); a language
+    # model's vocabulary over a few rows (held rows of 8-block clusters, a thread's last packs
+    # partly or not its own)
     ((16, 262144), 1), ((4, 128256), 1),
     # more rows than two an SM, each past 16 blocks of 512 threads' wide packs in float64: its
     # forward takes persistent 16-block clusters of 544 threads (a chunk ending inside a thread)

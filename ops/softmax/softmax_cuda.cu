@@ -87,11 +87,17 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
 // misaligned ones element by element. (Shifted kernels are instantiated only where
 // misaligned_rows_shifted holds.) `Held`: the held rows' or held blocks' kernel (aligned rows;
-// a block's the Full one).
+// a block's the Full one, a cluster's where its threads' packs are the row's: `packs` ==
+// cols / N).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
-  if constexpr (Held)
-    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, G == RowGroup::kBlock, true>;
+  if constexpr (Held && G == RowGroup::kBlock) {
+    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true, true>;
+  } else if constexpr (Held) {
+    if (packs * pack_size<T>() == cols)
+      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true, true>;
+    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, false, true>;
+  }
   if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
@@ -380,8 +386,9 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int chunk = int(ceil_div(ceil_div(plan, pack_size<T>()), cs));
   const int threads = row_block_threads<T, PACKS>(plan, cs);
   if (threads > max_threads || (Held && !vec)) return false;
+  // (Held: the packs its threads hold, which says whether they own all of them.)
   auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
-      p, rows, cols, vec, int64_t(chunk) * cs);
+      p, rows, cols, vec, int64_t(Held ? threads * PACKS : chunk) * cs);
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
@@ -645,10 +652,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // Held rows (kHeldPacks): few long 16-bit forward rows whose clusters of up to
     // kHeldThreads threads (2-16 blocks) all fit at once, where they cover half the SMs or more,
     // or where rows are too few for the clusters below, which leave them to the split row. H200
-    // kernel times, float16, two rounds (bfloat16 alike), against main's tiers: split row
+    // kernel times, float16, two rounds (bfloat16 alike), against the tiers below: split row
     // [2, 65536] 7.14 -> 4.06 us, [4, 262144] 7.71-7.78 -> 5.06; clusters [20, 151936] 7.94 ->
-    // 7.33, [132, 32768] 8.74-8.77 -> 8.03, [16, 262144] and [32, 131072] alike. Not [8, 131072]:
-    // its 64 held blocks ran 4.80 against 4.67 in 128 blocks of narrow packs below.
+    // 7.33, [132, 32768] 8.74-8.77 -> 8.03; and with the Full kernel's three blocks an SM (which
+    // let their clusters all fit), [16, 262144] 9.34-9.41 -> 8.74, [32, 131072] 8.80-8.86 ->
+    // 8.19-8.35, [64, 65536] 9.06-9.12 -> 8.19, [128, 32768] 8.77-8.80 -> 7.74. Not
+    // [8, 131072]: its 64 held blocks ran 4.77 against 4.61 in 128 blocks of narrow packs below.
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);

@@ -48,14 +48,15 @@ constexpr int kLanesTierThreads = 256;
 constexpr int kRowTierMaxThreads = 1024;
 
 // Held rows: a 16-bit forward cluster whose threads hold kHeldPacks packs (64 values) in
-// registers as floats, exps taken once and in place, in blocks of at most kHeldThreads (so that
-// 128 registers a thread leave two blocks an SM), for few long rows that one round of such
-// clusters holds (launch_row_tiers says which). The ring's wide clusters read a thread's 64
-// values from shared memory in each pass and take a second exp in the output pass: ncu on
-// [16, 262144] float16 counted 24 thread instructions an element, QuACK's kernel 10. (Held, that
-// case ran no faster: 9.45 us either way, QuACK 8.1 under ncu; the shapes that gained had taken
-// fewer or narrower blocks.) Not log_softmax, which spilled at 128 registers. Held blocks: the
-// same for rows of one block (launch_row_tiers' held_block_rows), Full at 80 registers.
+// registers as floats, exps taken once and in place, in blocks of at most kHeldThreads, for few
+// long rows that one round of such clusters holds (launch_row_tiers says which). The ring's wide
+// clusters read a thread's 64 values from shared memory in each pass and take a second exp in
+// the output pass: ncu on [16, 262144] float16 counted 24 thread instructions an element there,
+// 12 held, QuACK's kernel 10. Rows whose clusters' threads own every pack take the Full kernel
+// at 80 registers, three blocks of 256 an SM (row_kernel_max_registers); the rest 128, two
+// blocks, at which the 16 clusters of [16, 262144] did not all fit. Not log_softmax, which
+// spilled at 128 registers. Held blocks: the same for rows of one block (launch_row_tiers'
+// held_block_rows), Full.
 constexpr int kHeldPacks = 8;
 constexpr int kHeldThreads = 256;
 
@@ -149,10 +150,12 @@ constexpr int row_kernel_min_blocks() {
 // The most registers a thread may take: what the launch bounds leave (65536 / (threads x
 // blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
 // (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
-// us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses).
-template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false>
+// us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses). Held kernels:
+// 80 where every pack is owned (Full: three blocks of 256 an SM, no spill), else 128 (two; at
+// 80 the owned tests spilled 136 bytes).
+template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false, bool Full = false>
 constexpr int row_kernel_max_registers() {
-  if constexpr (Held) return G == RowGroup::kBlock ? 80 : 65536 / (2 * kHeldThreads);
+  if constexpr (Held) return Full ? 80 : 65536 / (2 * kHeldThreads);
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -187,23 +190,24 @@ constexpr bool misaligned_rows_shifted() {
 // (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
 // `Shifted`: misaligned rows, read as misaligned_rows_shifted describes (`vec` is then unused).
 // `Full`: aligned rows whose every pack a thread owns (cols == group threads x PACKS x N: a block
-// a row, or the lanes of a row), so that the owned tests, the padding of unowned packs and the
-// element-by-element paths compile away (staged_row_kernel_for says where it runs).
-// `Held`: aligned rows of a 16-bit forward cluster or block (Full), PACKS packs a thread held in
-// registers (see kHeldPacks).
+// a row, the lanes of a row, or a held cluster's blocks), so that the owned tests, the padding of
+// unowned packs and the element-by-element paths compile away (staged_row_kernel_for says where
+// it runs). `Held`: aligned rows of a 16-bit forward cluster or block (Full), PACKS packs a
+// thread held in registers (see kHeldPacks).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
           bool Full = false, bool Held = false>
 __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
                                   : Held               ? kHeldThreads
                                                        : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
-    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held>()))
+    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held, Full>()))
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
-  static_assert(!(Full && (Shifted || G == RowGroup::kCluster)), "Full: aligned rows of a group");
+  static_assert(!(Full && (Shifted || (G == RowGroup::kCluster && !Held))),
+                "Full: aligned rows of a group");
   static_assert(!Held || (has_held_kernels<T, Log, Bwd>() && G != RowGroup::kLanes && !Shifted &&
                           PACKS == kHeldPacks),
                 "Held: aligned rows of a 16-bit forward block or cluster");
