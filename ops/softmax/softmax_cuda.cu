@@ -654,10 +654,11 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // or where rows are too few for the clusters below, which leave them to the split row. H200
     // kernel times, float16, two rounds (bfloat16 alike), against the tiers below: split row
     // [2, 65536] 7.14 -> 4.06 us, [4, 262144] 7.71-7.78 -> 5.06; clusters [20, 151936] 7.94 ->
-    // 7.33, [132, 32768] 8.74-8.77 -> 8.03; and with the Full kernel's three blocks an SM (which
-    // let their clusters all fit), [16, 262144] 9.34-9.41 -> 8.74, [32, 131072] 8.80-8.86 ->
-    // 8.19-8.35, [64, 65536] 9.06-9.12 -> 8.19, [128, 32768] 8.77-8.80 -> 7.74. Not
-    // [8, 131072]: its 64 held blocks ran 4.77 against 4.61 in 128 blocks of narrow packs below.
+    // 7.33, [132, 32768] 8.74-8.77 -> 8.03 (7.84-7.94 in the Full kernel); and with the Full
+    // kernel's three blocks an SM (which let their clusters all fit), [16, 262144] 9.34-9.41 ->
+    // 8.74, [32, 131072] 8.80-8.86 -> 8.19-8.35, [64, 65536] 9.06-9.12 -> 8.19, [128, 32768]
+    // 8.77-8.80 -> 7.74. Not [8, 131072]: its 64 held blocks ran 4.77 against 4.61 in 128
+    // blocks of narrow packs below.
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
