@@ -337,6 +337,9 @@ def test_torch_kernel_profiler_sums_each_calls_kernels_and_skips_the_flush() -> 
 
     assert profiler.kernel_us(call, 5) == 4.0
     assert gpu.sessions == 2  # the flush's kernel names are learnt once, in a session of their own
+    # Which kernels each call ran (the tuning tool's --names), with their times.
+    assert [[(a.name, a.duration_us) for a in c] for c in profiler.calls(call, 2)] == \
+        [[("softmax_part1", 3.0), ("softmax_part2", 1.0)]] * 2
     # Dozens of sessions later each loses its first few dozen records: the head launches absorb them.
     assert [profiler.kernel_us(call, 5) for _ in range(40)] == [4.0] * 40
 

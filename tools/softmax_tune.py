@@ -6,7 +6,8 @@
 
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
-process (--kernel: the kernels' device time from the CUDA profiler instead), beside torch
+process (--kernel: the kernels' device time from the CUDA profiler instead; --names: and the
+kernels our call ran, so that an A/B knows which kernel each side took), beside torch
 (not with --no-torch), QuACK with --quack and Liger with --liger when importable, torch.compile
 with --compile. A shape's `:d` suffix picks the dim (default the last). Every result is checked
 against torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per
@@ -48,6 +49,18 @@ def kernel_profiler(flush):
     return TorchKernelProfiler(torch, flush.zero_, head.zero_)
 
 
+def short_kernel_name(name):
+    """A kernel as the profiler names it, without its return type, namespaces and parameter list:
+    its template arguments say which tier and kernel ran (see the kernel's template)."""
+    name = name.removeprefix("void ").replace("mt::", "")
+    depth = 0
+    for i, c in enumerate(name):
+        depth += (c == "<") - (c == ">")
+        if c == "(" and depth == 0 and i > 0 and name[i - 1] != " ":  # not "Memset (Device)"
+            return name[:i]
+    return name
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("shapes", nargs="+", help="e.g. 16384x4096 (the last dim), 4096x4096:0")
@@ -64,6 +77,8 @@ def main():
                         "contender asked for): half the device time of an A/B run")
     parser.add_argument("--tag", default="")
     parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
+    parser.add_argument("--names", action="store_true", help="with --kernel: print the kernels our "
+                        "call ran (from one more profiled call)")
     args = parser.parse_args()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -135,6 +150,9 @@ def main():
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"
             print(line, flush=True)
+            if profiler and args.names:
+                kernels = [short_kernel_name(a.name) for a in profiler.calls(ours, 1)[-1]]
+                print(f"{'':10s} {shape_text:>14s} {name:4s} kernels: {'; '.join(kernels)}", flush=True)
     print(f"copy {copy_gbs:.0f} GB/s")
 
 

@@ -45,10 +45,11 @@ class DeviceActivity:
         return self.end_us - self.start_us
 
 
-def per_call_device_us(activities: Iterable[DeviceActivity], flush_names: frozenset[str],
-                       calls: int) -> list[float]:
-    """The summed device time of each of the last `calls` calls of a session laid out as in the
-    module docstring. A flush may show as several back-to-back activities; they count as one."""
+def per_call_activities(activities: Iterable[DeviceActivity], flush_names: frozenset[str],
+                        calls: int) -> list[list[DeviceActivity]]:
+    """The device activities of each of the last `calls` calls of a session laid out as in the
+    module docstring, in start order. A flush may show as several back-to-back activities; they
+    count as one."""
     segments: list[list[DeviceActivity]] = []
     current: list[DeviceActivity] | None = None  # None until the first flush
     in_flush = False
@@ -67,7 +68,18 @@ def per_call_device_us(activities: Iterable[DeviceActivity], flush_names: frozen
     # showed no device activity merges two flushes into one, so it shows up as a call too few.
     if len(segments) < calls:
         raise ProfileError(f"profile split into {len(segments)} calls, expected at least {calls}")
-    return [sum(a.duration_us for a in segment) for segment in segments[-calls:]]
+    return segments[-calls:]
+
+
+def device_us(call: Iterable[DeviceActivity]) -> float:
+    """A call's device time: its activities' durations summed."""
+    return sum(a.duration_us for a in call)
+
+
+def per_call_device_us(activities: Iterable[DeviceActivity], flush_names: frozenset[str],
+                       calls: int) -> list[float]:
+    """The device time of each of the last `calls` calls (per_call_activities)."""
+    return [device_us(call) for call in per_call_activities(activities, flush_names, calls)]
 
 
 def flush_activity_names(activities: Iterable[DeviceActivity], flushes: int) -> frozenset[str]:
@@ -129,7 +141,9 @@ class TorchKernelProfiler:
                 raise self._broken from error
         return self._flush_names
 
-    def kernel_us(self, fn: Callable[[], Any], calls: int) -> float:
+    def calls(self, fn: Callable[[], Any], calls: int) -> list[list[DeviceActivity]]:
+        """The device activities of `calls` calls of fn (after LEAD_CALLS more), each after a
+        flush: which kernels a call ran, and for how long."""
         flush_names = self._flush_activity_names()
 
         def body() -> None:
@@ -138,4 +152,7 @@ class TorchKernelProfiler:
                 fn()
             self._flush()
 
-        return statistics.median(per_call_device_us(self._session(body), flush_names, calls))
+        return per_call_activities(self._session(body), flush_names, calls)
+
+    def kernel_us(self, fn: Callable[[], Any], calls: int) -> float:
+        return statistics.median(device_us(call) for call in self.calls(fn, calls))
