@@ -23,7 +23,7 @@ from minitensor.bench import backward_bench, cases, cli, contenders, optional, r
 from minitensor.bench.correctness import Check
 from minitensor.bench.devices import BackwardInputs, Inputs
 from minitensor.bench.kernel_profile import (DeviceActivity, ProfileError, TorchKernelProfiler,
-                                             flush_activity_names, per_call_device_us)
+                                             device_us, flush_activity_names, per_call_activities)
 from minitensor.bench.results import CaseResult, SweepResult, Timing
 from minitensor.bench.timing import MeasureConfig
 
@@ -263,13 +263,15 @@ def test_profile_is_split_into_calls_at_the_flushes() -> None:
         ("fill", 10, 14), ("memset", 14, 15), ("k1", 16, 18), ("k2", 19, 20),  # a two-part flush
         ("fill", 30, 35), ("k1", 36, 41), ("k2", 42, 43),
         ("fill", 50, 55), ("late", 1e11, 1e11 + 9))  # after the last flush: ignored
-    assert per_call_device_us(reversed(events), flush, 2) == [3.0, 6.0]
+    calls = per_call_activities(reversed(events), flush, 2)
+    assert [[a.name for a in call] for call in calls] == [["k1", "k2"]] * 2
+    assert [device_us(call) for call in calls] == [3.0, 6.0]
     with pytest.raises(ProfileError, match="expected at least 4"):
-        per_call_device_us(events, flush, 4)
+        per_call_activities(events, flush, 4)
     # A call with no device activity of its own (here the second) cannot be told from the flush.
     with pytest.raises(ProfileError, match="split into 1 calls, expected at least 2"):
-        per_call_device_us(_activities(("fill", 0, 1), ("k", 2, 3), ("fill", 4, 5), ("fill", 9, 10)),
-                           frozenset({"fill"}), 2)
+        per_call_activities(_activities(("fill", 0, 1), ("k", 2, 3), ("fill", 4, 5), ("fill", 9, 10)),
+                            frozenset({"fill"}), 2)
     probe = _activities(*[("fill", i, i + 1) for i in range(0, 20, 2)], ("stray", 30, 31))
     assert flush_activity_names(probe, 11) == frozenset({"fill"})  # 10 of 11 seen: one dropped
     with pytest.raises(ProfileError):

@@ -76,12 +76,6 @@ def device_us(call: Iterable[DeviceActivity]) -> float:
     return sum(a.duration_us for a in call)
 
 
-def per_call_device_us(activities: Iterable[DeviceActivity], flush_names: frozenset[str],
-                       calls: int) -> list[float]:
-    """The device time of each of the last `calls` calls (per_call_activities)."""
-    return [device_us(call) for call in per_call_activities(activities, flush_names, calls)]
-
-
 def flush_activity_names(activities: Iterable[DeviceActivity], flushes: int) -> frozenset[str]:
     """The names of the activities a session of `flushes` flushes alone showed: those seen at
     least as often as the flushes that were surely recorded (all but the lead)."""
