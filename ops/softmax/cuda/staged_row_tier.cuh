@@ -235,7 +235,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 512] float32 3.85 -> 3.6 us, float16 3.25 -> 3.1; [1024, 1024] 5.2 -> 4.95, 4.1 -> 3.9;
   // [2097152, 32] float32 192.3 -> 182.7; float64 [1024, 2048] 16.0 -> 13.9; backward [524288,
   // 128] float16 136.6 -> 134.5; the large rows alike, float64 lanes within 0.7%).
-  constexpr bool kLoops = G == RowGroup::kCluster;
+  // Held clusters loop neither: their launch is one round of clusters, a cluster a row.
+  constexpr bool kLoops = G == RowGroup::kCluster && !Held;
   if constexpr (!kLoops) stages = 1;
   constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G>();
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
@@ -260,13 +261,17 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     lead = int64_t(blockIdx.x) * per_block + ((threadIdx.x >> 5) << (5 - lanes_log2));
     ngroups = int64_t(gridDim.x) * per_block;
   } else {
-    unsigned cs = 1, rank = 0;
-    if constexpr (G == RowGroup::kCluster) rank = cluster_rank_and_size(cs);
+    unsigned rank = 0, count = gridDim.x;
+    group = lead = blockIdx.x;
+    if constexpr (G == RowGroup::kCluster) {
+      unsigned cs;
+      rank = cluster_rank_and_size(cs);
+      group = lead = cluster_index_and_count(count);
+    }
     first = int(rank) * chunk;
     col0 = (first + int(threadIdx.x)) * N;
     step = int(blockDim.x) * N;
-    group = lead = blockIdx.x / cs;
-    ngroups = gridDim.x / cs;
+    ngroups = count;
   }
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
@@ -627,7 +632,6 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     });
   };
 
-  if constexpr (G == RowGroup::kCluster) cluster_exchange_init(slots);
   for (int s = 0; s + 1 < stages; ++s) prefetch(s, s);
   int stage = 0;  // the ring stage iteration `it` reads; `it + stages - 1` fills the one before it
   for (int64_t it = 0; (kLoops || it == 0) && lead + it * ngroups < rows; ++it) {
@@ -636,6 +640,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     // [1024, 512] float16 3.07 -> 2.93 us, [2097152, 32] float32 180.7 -> 179.9, the rest alike).
     if constexpr (!kDirect) {
       prefetch(it + stages - 1, stage == 0 ? stages - 1 : stage - 1);
+      // A cluster readies its exchange once the first copies are on their way, not before (ncu,
+      // [8, 131072] float16 held: 141 instructions a warp before the first copy, QuACK's 61).
+      if (G == RowGroup::kCluster && it == 0) cluster_exchange_init(slots);
       if (!pack_batches) cp_async_wait(stages - 1);  // this iteration's batch has landed
     }
     const int64_t row = group + it * ngroups;
@@ -773,7 +780,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     stage = stage + 1 == stages ? 0 : stage + 1;
   }
   if constexpr (!kDirect) cp_async_wait(0);  // nothing may land in shared memory after exit
-  if constexpr (G == RowGroup::kCluster) cluster_exchange_finish(round);
+  // (No cluster_exchange_finish: a cluster's blocks ready the exchange in the loop's first trip,
+  // every trip exchanges, and a cluster without a row, if one were launched, readies nothing.)
 }
 
 }  // namespace mt
