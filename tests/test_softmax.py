@@ -455,10 +455,12 @@ def test_cuda_tiers(case, log, dtype, rng):
 
 
 @pytest.mark.cuda
-def test_cuda_staged_columns_copied_by_threads():
-    """Tier 4b's cases with its threads' own cp.async copies, where the bulk tensor copy engine
-    takes them by default."""
-    rerun_under_override("MT_SOFTMAX_STAGED_TMA=0",
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_STAGED_TMA=0", "MT_SOFTMAX_STAGED_TMA=1"])
+def test_cuda_staged_columns_under_copy_overrides(setting):
+    """Tier 4b's cases with its threads' own cp.async copies everywhere, and with the bulk tensor
+    copy engine wherever it can run (by default it takes only float32 and float64 forward cases
+    of few rounds)."""
+    rerun_under_override(setting,
                          "(test_cuda_tiers or test_cuda_backward_tiers) and (x128x or x150x or x300x "
                          "or x1000x or x4096x or x8192x or x9000x or x16384x or x20000x) "
                          "or inner_dims_with_minus_infinity")

@@ -194,8 +194,11 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // [40, 1000, 14, 14] 51.2 -> 49.3 (2.6), [64, 500, 200] 42.1 -> 40.4 (2.1); past 1.4 rounds
   // longer rows lost or tied, aligned or not ([16, 600, 1000] 57.5 -> 58.2, [8, 600, 1024] 31.4
   // -> 32.1, [8, 150, 98, 98] 69.1 -> 70.9, [1536, 4096] over dim 0 42.5 -> 42.3), and float32's
-  // short rows tied ([64, 500, 200] 21.9 -> 21.9). MT_SOFTMAX_STAGED_TMA=0 turns the engine off,
-  // =1 on wherever it can run.
+  // short rows tied ([64, 500, 200] 21.9 -> 21.9). Not 16-bit types since their own copies take
+  // the Unrolled kernel below: H200 kernel times, three rounds, engine -> own copies, [4096, 4096]
+  // over dim 0 float16 28.4-28.8 -> 27.7-27.9 us, bfloat16 28.1-28.5 -> 27.7-27.8; [2048, 4096]
+  // over dim 0 15.6-16.4 -> 15.1, bfloat16 15.8-16.7 -> 15.0-15.3; [16, 512, 1024] 14.1-14.2 ->
+  // 13.7, bfloat16 alike. MT_SOFTMAX_STAGED_TMA=0 turns the engine off, =1 on wherever it can run.
   static const int forced_tma = env_int("MT_SOFTMAX_STAGED_TMA", -1);
   const int64_t tiles = ceil_div(npk, tx);
   CUtensorMap map_x{};
@@ -209,7 +212,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const uint64_t dims[3] = {uint64_t(s.inner), uint64_t(s.axis), uint64_t(s.outer)};
     const uint32_t box[3] = {uint32_t(tx * N), uint32_t(rows), 1};
     const bool short_float64_rows = sizeof(T) == 8 && s.inner * int64_t(sizeof(T)) <= 2048;
-    if ((forced_tma > 0 || blocks * 10 <= fit * 14 || short_float64_rows) &&
+    const bool few_rounds = sizeof(T) >= 4 && blocks * 10 <= fit * 14;
+    if ((forced_tma > 0 || few_rounds || short_float64_rows) &&
         make_tile_map_3d(&map_x, p.a, int(sizeof(T)), dims, box))
       box_rows = rows;
   }
