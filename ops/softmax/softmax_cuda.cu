@@ -658,7 +658,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // kernel's three blocks an SM (which let their clusters all fit), [16, 262144] 9.34-9.41 ->
     // 8.74, [32, 131072] 8.80-8.86 -> 8.19-8.35, [64, 65536] 9.06-9.12 -> 8.19, [128, 32768]
     // 8.77-8.80 -> 7.74. Not [8, 131072]: its 64 held blocks ran 4.77 against 4.61 in 128
-    // blocks of narrow packs below.
+    // blocks of narrow packs below (since the cluster kernels' trimmed start, 4.51-4.54 against
+    // 4.45).
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
