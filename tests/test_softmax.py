@@ -367,6 +367,8 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # many rows past 256 threads of narrow packs: the wide packs, one block a row (float64 rows
     # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned)
     ((300, 8192), 1), ((300, 12000), 1), ((280, 16383), 1),
+    # float32 rows of 256 narrow threads' packs: the wide packs too (every pack owned, and not)
+    ((300, 4096), 1), ((300, 4000), 1),
     # 16-bit rows of one block holding 64 values a thread in registers (held blocks), 160 and 256
     # threads
     ((300, 10240), 1), ((300, 16384), 1),

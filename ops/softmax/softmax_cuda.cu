@@ -445,25 +445,30 @@ bool backward_takes_narrow(int64_t npk) {
   return ceil_div(npk, int64_t(block_row_packs<T, true, false>())) <= 512;
 }
 
-// Whether a forward row of many that one block holds in narrow packs takes them (more threads
-// a row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring
-// and take exp twice). float32 and float64: narrow up to 256 threads a row; past that wide
-// measured faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5
-// -> 30.5; [1024, 2048] float64 19.1 -> 15.3). 16-bit softmax rows, whose narrow blocks fit 32
-// registers a thread: narrow while three blocks fit an SM, so that one block's reductions overlap
-// another's loads ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240] 17.8 -> 17.4 at
-// 640; [1024, 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid (16 or more
-// rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384, 4096]
-// float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
-// 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any
-// block size (H200 kernel times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row
-// instead of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), not over a short one ([1024, 512] 5.7
-// -> 6.7, [2048, 512] 8.1 -> 9.3, [1024, 2048] 12.9 -> 13.2).
+// Whether a forward row of many that one block holds in narrow packs takes them (more threads a
+// row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring and
+// take exp twice). float32 and float64: narrow up to 256 threads a row; past that wide measured
+// faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5 -> 30.5;
+// [1024, 2048] float64 19.1 -> 15.3). float32 rows of 256 narrow threads (4096 values) take the
+// wide packs too (128 threads of 32; H200 kernel times, two rounds, the benchmark beside
+// torch.compile and Liger for the short grids: [4096, 4096] 34.1 / 33.8 -> 33.4 / 33.1 us, [1024,
+// 4096] 9.23 / 9.10 -> 8.96 / 9.12, [2048, 4096] 17.6 either way; softmax_tune: [8192, 4096] 67.4 /
+// 67.7 -> 67.1 / 66.7, [16384, 4096] 132.4 / 132.6 -> 132.4 / 131.7), not of 192 ([1024, 3072] 7.71
+// / 7.73 -> 7.95 / 7.81; [8192, 3072] 49.6 / 49.5 -> 49.5 / 49.0). 16-bit softmax rows, whose
+// narrow blocks fit 32 registers a thread: narrow while three blocks fit an SM, so that one block's
+// reductions overlap another's loads ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240]
+// 17.8 -> 17.4 at 640; [1024, 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid
+// (16 or more rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384,
+// 4096] float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
+// 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any block
+// size (H200 kernel times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row instead
+// of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), not over a short one ([1024, 512] 5.7 -> 6.7,
+// [2048, 512] 8.1 -> 9.3, [1024, 2048] 12.9 -> 13.2).
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
   const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
-  if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 256)) return false;
+  if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : sizeof(T) == 4 ? 224 : 256)) return false;
   if (sizeof(T) == 4 || (sizeof(T) == 2 && threads < 256)) return true;
   const int fit = staged_blocks_per_sm<T, kNarrow, Log, false, RowGroup::kBlock>(threads);
   if (threads > 256) return fit >= 3;

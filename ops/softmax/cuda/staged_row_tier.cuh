@@ -93,18 +93,24 @@ constexpr bool holds_row_in_ring() {
 }
 
 // Whether a thread loads its packs straight from global memory into registers, with no ring:
-// a forward lane of 16- or 32-bit values that holds its row in registers (its loads are all in
-// flight before the first use either way). H100 kernel times against the ring, two rounds:
-// [2097152, 32] float16 97.4 -> 91.5 us (torch.compile's kernel: 91.3), bfloat16 alike, float32
-// 182.9 -> 181.0 (which also moved its rows of 8 values or fewer into registers); [32, 64, 32,
-// 32] float16 5.95 -> 5.7. float32 lanes of 16 values stayed in the ring ([524288, 128] 181.0 ->
-// 182.0 in registers); float64 lanes and the backward's lost 1-2% direct ([32, 64, 64, 64]
-// float64 47.3 -> 48.0, backward float32 36.4 -> 37.0), the block tier's 16-bit rows 1-2%
-// ([1024, 4096] float16 7.45 -> 7.6), its float32 one-pack rows gained nothing.
+// a forward lane of 16- or 32-bit values, or a block's thread of 16-bit values, that holds its
+// row in registers (its loads are all in flight before the first use either way). H100 kernel
+// times against the ring, two rounds: [2097152, 32] float16 97.4 -> 91.5 us (torch.compile's
+// kernel: 91.3), bfloat16 alike, float32 182.9 -> 181.0 (which also moved its rows of 8 values or
+// fewer into registers); [32, 64, 32, 32] float16 5.95 -> 5.7. float32 lanes of 16 values stayed
+// in the ring ([524288, 128] 181.0 -> 182.0 in registers); float64 lanes and the backward's lost
+// 1-2% direct ([32, 64, 64, 64] float64 47.3 -> 48.0, backward float32 36.4 -> 37.0), the block
+// tier's float32 one-pack rows gained nothing. The block tier's 16-bit rows (one or two packs a
+// thread) measured 1-2% slower direct on an H100 in softmax_tune's isolated runs, but gained in
+// the benchmark beside torch.compile and Liger, whose regime the sweep measures (H200 kernel
+// times, two rounds: [1024, 1024] float16 3.15 / 3.17 -> 3.10 / 3.14 us, bfloat16 3.17 / 3.17 ->
+// 3.14 / 3.14; [1024, 2048] 3.41 / 3.42 -> 3.39 / 3.38, 3.42 / 3.42 -> 3.41 / 3.36; [1024, 4096]
+// 5.30 / 5.25 -> 5.20 / 5.20, 5.23 / 5.22 -> 5.18 / 5.22).
 template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool loads_direct() {
-  return G == RowGroup::kLanes && !Bwd && sizeof(T) <= 4 &&
-         !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
+  constexpr bool kGroup = G == RowGroup::kLanes ? sizeof(T) <= 4
+                                                : G == RowGroup::kBlock && sizeof(T) == 2;
+  return kGroup && !Bwd && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -664,8 +670,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     } else {
       A va[K], vb[Bwd ? K : 1];
       // kDirect (a forward: one tensor): every pack's load issued before the first is used, from
-      // one address (the packs a lane apart), into registers that hold -inf where the lane owns
-      // no pack (four moves a pack, not eight or sixteen for its converted values).
+      // one address (the packs a group's threads apart), into registers that hold -inf where the
+      // thread owns no pack (four moves a pack, not eight or sixteen for its converted values).
       // (Held as 32-bit words: a Pack of 16-bit values assigned whole under a condition moves as
       // 2-byte pieces.) With warp_allreduce's unrolled steps, H200 kernel times, two rounds:
       // [1024, 512] float16 2.7 -> 2.6 us, bfloat16 alike; [32, 64, 64, 64] 11.1-11.4 -> 10.9-11.0;
@@ -675,6 +681,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         if (vec) {
           const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
+          const int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
           const bool last_row = Shifted && row == rows - 1;
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
@@ -683,7 +690,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
               if (last_row && past_end(p, row_shift))
                 loaded[p] = as_words(load_inside(ra, p, row_shift, T(-INFINITY)));
               else
-                loaded[p] = load_prefetching_words(src + p * lanes);
+                loaded[p] = load_prefetching_words(src + p * pack_step);
             }
           }
         }
