@@ -6,19 +6,26 @@
 #   bash scripts/gpu_ab.sh prepare [REF]        # here: REF (default HEAD) into .ab_base/ (ignored)
 #   bash scripts/gpu_ab.sh run [tune args...]   # there, with .ab_base carried: e.g.
 #   bash scripts/gpu_ab.sh run --kernel --no-torch --dtypes f16,f32 1024x8192 16384x4096
+#   AB_BENCH=scripts/ab_small_rows.json bash scripts/gpu_ab.sh run   # small rows: the benchmark
 #
-# `run` builds both trees at once (half the cores each), installs the new build as the package
-# and the base build under /tmp/mt_base, runs the softmax GPU tests on the new build (AB_TESTS=0
-# skips them), then tools/softmax_tune.py with the given arguments once per build (--tag base,
-# --tag new). AB_SETTINGS="MT_SOFTMAX_X=1 MT_SOFTMAX_Y=2,MT_SOFTMAX_Z=0" adds a run of the new
-# build per setting (settings apart by spaces, a setting's variables by commas): the tuning
-# overrides are read once per process. AB_ALT_FLAGS="-DNAME ..." builds the working tree once more
-# with those CUDA flags (an experiment behind a macro) and runs it too (--tag alt); several
-# experiments apart by `|` ("-DA|-DA -DB") build one tree each (--tag alt1, alt2, ...);
-# AB_ALT_TESTS=0 runs the tests on the new build only. AB_BASE_WHEEL=WHEEL (a minitensor wheel,
-# or a folder holding one, carried in the call) installs that as the base instead of building
-# .ab_base/, so the working tree builds alone on every core; each run leaves the new build's wheel
-# in $OUT/ab_new_wheel/ (when $OUT is set), ready to be the next call's base.
+# `run` builds both trees at once (half the cores each), installs the new build as the package and
+# the base build under /tmp/mt_base, runs the softmax GPU tests on the new build (AB_TESTS=0 skips
+# them), then tools/softmax_tune.py with the given arguments once per build (--tag base, --tag
+# new). AB_SETTINGS="MT_SOFTMAX_X=1 MT_SOFTMAX_Y=2,MT_SOFTMAX_Z=0" adds a run of the new build per
+# setting (settings apart by spaces, a setting's variables by commas): the tuning overrides are
+# read once per process. AB_ALT_FLAGS="-DNAME ..." builds the working tree once more with those
+# CUDA flags (an experiment behind a macro) and runs it too (--tag alt); several experiments apart
+# by `|` ("-DA|-DA -DB") build one tree each (--tag alt1, alt2, ...); AB_ALT_TESTS=0 runs the tests
+# on the new build only. AB_BASE_WHEEL=WHEEL (a minitensor wheel, or a folder holding one, carried
+# in the call) installs that as the base instead of building .ab_base/, so the working tree builds
+# alone on every core; each run leaves the new build's wheel in $OUT/ab_new_wheel/ (when $OUT is
+# set), ready to be the next call's base. AB_BENCH=CASES.json (shaped like softmax_shapes.json;
+# e.g. scripts/ab_small_rows.json) times each build and setting with the benchmark itself on those
+# cases instead of softmax_tune (the tune arguments are then unused), beside AB_BENCH_COMPARE
+# (default torch,compile,liger), in AB_BENCH_DTYPES (default float16,bfloat16,float32): rows of a
+# few MiB read 20-25% slower in softmax_tune's isolated runs than in the sweep, whose regime the
+# benchmark with torch.compile and Liger beside us reproduces (docs/DESIGN.md). Liger comes from a
+# carried .whl/liger_kernel-*.whl (contender_wheels.sh pack).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -102,7 +109,32 @@ case "${1:-}" in
         echo "== tested the $tag build: $(( $(date +%s) - start )) s"
       done
     fi
-    tune() { python3 "$repo/tools/softmax_tune.py" "$@" 2>&1 | grep -v -i "warn"; }
+    liger_wheel=$(ls "$repo"/.whl/liger_kernel-*.whl 2>/dev/null | head -1)
+    if [ -n "${AB_BENCH:-}" ] && [ -n "$liger_wheel" ]; then
+      python3 -m pip install -q --root-user-action=ignore --no-deps --target /tmp/ab_liger \
+        "$liger_wheel" >/dev/null
+    fi
+    # --tag TAG: the benchmark on AB_BENCH's cases, a line a case with every contender's kernel µs.
+    bench_kernel_times() {
+      local tag=$2 out=/tmp/ab_bench_$2 cases=$AB_BENCH
+      [[ $cases = /* ]] || cases=$repo/$cases
+      PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/ab_liger python3 -m minitensor.bench softmax \
+        --device cuda --cases "$cases" --dtype "${AB_BENCH_DTYPES:-float16,bfloat16,float32}" \
+        --compare "${AB_BENCH_COMPARE:-torch,compile,liger}" --out "$out" >/dev/null 2>&1 ||
+        { echo "$tag: the benchmark failed"; return; }
+      python3 -c 'import csv, sys
+for r in csv.DictReader(open(sys.argv[2])):
+    times = " ".join(f"{k[:-10]} {float(v):7.2f}" for k, v in r.items() if k.endswith("_kernel_us") and v)
+    case = "{:>14s} d{} {:9s}".format(r["shape"], r["dim"], r["dtype"])
+    print(f"{sys.argv[1]:10s} {case} {times}")' "$tag" "$out/softmax.csv"
+    }
+    tune() {
+      if [ -n "${AB_BENCH:-}" ]; then
+        bench_kernel_times "$@"
+      else
+        python3 "$repo/tools/softmax_tune.py" "$@" 2>&1 | grep -v -i "warn"
+      fi
+    }
     PYTHONPATH=/tmp/mt_base tune --tag base "$@"
     tune --tag new "$@"
     for tag in "${alts[@]}"; do PYTHONPATH=/tmp/mt_$tag tune --tag "$tag" "$@"; done
@@ -113,7 +145,7 @@ case "${1:-}" in
     echo "== done: $(( $(date +%s) - start )) s"
     ;;
   *)
-    sed -n '2,15p' "$0"
+    sed -n '2,28p' "$0"
     exit 2
     ;;
 esac
