@@ -22,8 +22,8 @@
 # set), ready to be the next call's base. AB_BENCH=CASES.json (shaped like softmax_shapes.json;
 # e.g. scripts/ab_small_rows.json) times each build and setting with the benchmark itself on those
 # cases instead of softmax_tune (the tune arguments are then unused), beside AB_BENCH_COMPARE
-# (default torch,compile,liger), in AB_BENCH_DTYPES (default float16,bfloat16,float32): rows of a
-# few MiB read 20-25% slower in softmax_tune's isolated runs than in the sweep, whose regime the
+# (default torch,compile,liger), in AB_BENCH_DTYPES (default float16,bfloat16,float32): some rows of
+# a few MiB read 20-25% slower in softmax_tune's isolated runs than in the sweep, whose regime the
 # benchmark with torch.compile and Liger beside us reproduces (docs/DESIGN.md). Liger comes from a
 # carried .whl/liger_kernel-*.whl (contender_wheels.sh pack).
 set -uo pipefail

@@ -13,9 +13,9 @@ with --compile. A shape's `:d` suffix picks the dim (default the last). Every re
 against torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per
 process: run one process per setting.
 
-Rows of a few MiB ([1024, 2048-4096]) read 20-25% slower here than in the sweep, whose regime the
-benchmark reproduces with torch.compile and Liger beside us (docs/DESIGN.md, "Time a small case
-the way the sweep times it"): A/B such rows there, one process a setting, e.g.
+Some rows of a few MiB ([1024, 2048-4096]) read 20-25% slower here than in the sweep, whose
+regime the benchmark reproduces with torch.compile and Liger beside us (docs/DESIGN.md, "Time a
+small case the way the sweep times it"): A/B such rows there, one process a setting, e.g.
     python -m minitensor.bench softmax --cases FILE.json --compare torch,compile,liger
 """
 
