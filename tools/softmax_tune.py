@@ -20,6 +20,7 @@ small case the way the sweep times it"): A/B such rows there, one process a sett
 """
 
 import argparse
+import itertools
 import statistics
 
 import torch
@@ -84,6 +85,9 @@ def main():
     parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
     parser.add_argument("--names", action="store_true", help="with --kernel: print the kernels our "
                         "call ran (from one more profiled call)")
+    parser.add_argument("--pad-mib", default="", help="e.g. 0,1,3: each case once per value, that "
+                        "many MiB allocated before its tensors (where they land in memory; the "
+                        "line gives x's offset in its 2 MiB page)")
     args = parser.parse_args()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -104,12 +108,16 @@ def main():
             liger = LigerSoftmaxFunction.apply
         except Exception as error:  # noqa: BLE001
             print("no Liger:", error)
+    pads = [int(v) for v in args.pad_mib.split(",")] if args.pad_mib else [None]
     for shape_text in args.shapes:
         dims_text, _, dim_text = shape_text.partition(":")
         shape = [int(v) for v in dims_text.split("x")]
         dim = int(dim_text) if dim_text else -1
-        for name in args.dtypes.split(","):
+        for name, pad_mib in itertools.product(args.dtypes.split(","), pads):
             dtype = DTYPES[name]
+            padding = None  # the last case's, freed first
+            if pad_mib is not None:
+                padding = torch.empty(pad_mib << 20, dtype=torch.uint8, device="cuda")
             x = torch.randn(shape, device="cuda", dtype=torch.float32).mul_(3).to(dtype)
             xm = mt.from_dlpack(x)
             if args.backward:
@@ -135,6 +143,8 @@ def main():
             got = torch.from_dlpack(ours()).double()
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
             line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
+            if padding is not None:
+                line += f" pad {pad_mib} MiB, x at +{x.data_ptr() % (2 << 20) >> 10} KiB"
             contenders = [("mt", ours)] + ([] if args.no_torch else [("torch", theirs)])
             if args.compile and not args.backward and not args.log:
                 torch._dynamo.reset()
