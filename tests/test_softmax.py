@@ -365,12 +365,14 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     ((200, 1025), 1), ((300, 2047), 1), ((160, 4096), 1), ((140, 8193), 1), ((133, 16385), 1),
     ((132, 32768), 1), ((132, 32769), 1),
     # many rows past 256 threads of narrow packs: the wide packs, one block a row (float64 rows
-    # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned)
+    # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned; rows of
+    # 8192: held blocks, 256 threads of float32, 128 of 16-bit values)
     ((300, 8192), 1), ((300, 12000), 1), ((280, 16383), 1),
-    # float32 rows of 256 narrow threads' packs: the wide packs too (every pack owned, and not)
+    # float32 rows of 256 narrow threads' packs: held blocks of 128 threads (32 values each in
+    # registers) where every pack is owned, else the wide packs (some threads' last pack not owned)
     ((300, 4096), 1), ((300, 4000), 1),
     # 16-bit rows of one block holding 64 values a thread in registers (held blocks), 160 and 256
-    # threads
+    # threads (float32 rows of both: the wide packs)
     ((300, 10240), 1), ((300, 16384), 1),
     # rows whose blocks fill the GPU at most once (16-bit: half of it): one pack a thread in
     # float32 and 16-bit types (every thread with a pack, and a last warp partly idle)
@@ -473,11 +475,11 @@ def test_cuda_staged_columns_under_copy_overrides(setting):
                                      "MT_SOFTMAX_HELD_BLOCKS=0", "MT_SOFTMAX_HELD_BLOCKS=1"])
 def test_cuda_held_rows_under_overrides(setting):
     """The rows that 16-bit softmax holds in registers 64 values a thread (held rows, held
-    blocks) without them (the ring's clusters, the split row, the block tier's narrow packs), and
-    held wherever they fit (blocks from 32 threads)."""
+    blocks; float32's held blocks 32) without them (the ring's clusters, the split row, the block
+    tier's narrow or wide packs), and held wherever they fit (blocks from 32 threads)."""
     rerun_under_override(setting, "test_cuda_tiers and (x65536 or x128256 or x131072 or x151936 "
                          "or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
-                         "160x4096 or 3000x2048)")
+                         "160x4096 or 300x4096 or 3000x2048)")
 
 
 @pytest.mark.cuda

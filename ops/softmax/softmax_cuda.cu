@@ -130,7 +130,7 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
   auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec,
                                                              int64_t(group_threads) * PACKS);
   const int64_t smem =
-      loads_direct<T, Log, Bwd, PACKS, G>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
+      loads_direct<T, Log, Bwd, PACKS, G, Held>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
   for (int64_t first = 0; first < rows; first += launch_rows) {
@@ -598,21 +598,29 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
   return {fits ? kMaxClusterBlocks : at_512, fits};
 }
 
-// Held blocks: 16-bit forward rows of one block of 128-256 threads, each holding 64 values in
+// Held blocks: 16-bit forward rows of one block of 64-256 threads, each holding 64 values in
 // registers (kHeldPacks; 80 registers, six blocks of 128 an SM), every pack its own (the Full
-// kernel), where the block tier's narrow packs gave 512-1024 threads 16 values each. H200 kernel
+// kernel), where the block tier's narrow packs gave 256-1024 threads 16 values each. H200 kernel
 // times, two rounds, float16 / bfloat16: [1024, 8192] 10.72-10.75 -> 10.08-10.14 / 10.72 ->
 // 10.08-10.24 us, [1024, 10240] 13.47-13.60 -> 13.02-13.09 / 13.41 -> 12.99-13.09; [4096, 8192],
-// [2048, 16384], [16384, 4096] alike. Blocks of 64 or 32 threads lost ([1024, 4096] 6.08-6.24
-// -> 6.34-6.50, [1024, 2048] 4.26-4.29 -> 4.48-4.54). MT_SOFTMAX_HELD_BLOCKS=0 turns them off, 1
-// takes them from 32 threads.
+// [2048, 16384] alike. Blocks of 64 threads lost in softmax_tune's isolated runs ([1024, 4096]
+// 6.08-6.24 -> 6.34-6.50) but gained in the benchmark beside torch.compile and Liger, the
+// sweep's regime (float16, two rounds: [16384, 4096] 68.77 / 68.72 -> 65.92 / 66.30, which the
+// narrow packs' direct loads had slowed from 66.7; [2048, 4096] 9.62 / 9.63 -> 9.23 / 9.20;
+// [1024, 4096] 5.20 / 5.14 -> 5.10 / 5.15); 32 lost there too ([1024, 2048] 3.46 / 3.46 -> 3.65 /
+// 3.58). float32 softmax rows take them from 64 threads as well, 32 values a thread loaded
+// straight into registers (loads_direct), where the block tier re-read narrow or wide packs from
+// the ring (the same runs: [1024, 4096] 8.86 / 8.77 -> 8.58 / 8.53 us, Liger's 8.72-8.77;
+// [1024, 2048] 5.87 / 5.92 -> 5.78 / 5.76; [1024, 8192] 17.70 / 17.87 -> 17.62 / 17.63;
+// [2048-16384, 4096], [4096, 8192] alike). MT_SOFTMAX_HELD_BLOCKS=0 turns them off, 1 takes them
+// from 32 threads.
 template <typename T, bool Log, bool Bwd>
 bool held_block_rows(bool vec, int64_t npk) {
-  if constexpr (has_held_kernels<T, Log, Bwd>()) {
+  if constexpr (has_held_blocks<T, Log, Bwd>()) {
     static const int forced = env_int("MT_SOFTMAX_HELD_BLOCKS", -1);
     const int64_t threads = npk / kHeldPacks;
     return forced != 0 && vec && npk % (32 * kHeldPacks) == 0 && threads <= kHeldThreads &&
-           (forced == 1 || threads >= 128);
+           (forced == 1 || threads >= 64);
   }
   return false;
 }
@@ -700,7 +708,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
   } else if (held_block_rows<T, Log, Bwd>(vec, npk)) {
-    if constexpr (has_held_kernels<T, Log, Bwd>())
+    if constexpr (has_held_blocks<T, Log, Bwd>())
       return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
           p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
   } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {

@@ -56,7 +56,7 @@ constexpr int kRowTierMaxThreads = 1024;
 // at 80 registers, three blocks of 256 an SM (row_kernel_max_registers); the rest 128, two
 // blocks, at which the 16 clusters of [16, 262144] did not all fit. Not log_softmax, which
 // spilled at 128 registers. Held blocks: the same for rows of one block (launch_row_tiers'
-// held_block_rows), Full.
+// held_block_rows), Full; float32 rows too, 32 values a thread (has_held_blocks).
 constexpr int kHeldPacks = 8;
 constexpr int kHeldThreads = 256;
 
@@ -64,6 +64,12 @@ constexpr int kHeldThreads = 256;
 template <typename T, bool Log, bool Bwd>
 constexpr bool has_held_kernels() {
   return sizeof(T) == 2 && !Bwd && !Log;
+}
+// The ops that have held blocks (Full): those, and the float32 softmax forward, whose threads
+// then hold 32 values (held_block_rows says where each runs).
+template <typename T, bool Log, bool Bwd>
+constexpr bool has_held_blocks() {
+  return has_held_kernels<T, Log, Bwd>() || (sizeof(T) == 4 && !Bwd && !Log);
 }
 
 // Whether a 16- or 32-bit forward may re-read rows from the ring instead of holding them in
@@ -105,9 +111,15 @@ constexpr bool holds_row_in_ring() {
 // the benchmark beside torch.compile and Liger, whose regime the sweep measures (H200 kernel
 // times, two rounds: [1024, 1024] float16 3.15 / 3.17 -> 3.10 / 3.14 us, bfloat16 3.17 / 3.17 ->
 // 3.14 / 3.14; [1024, 2048] 3.41 / 3.42 -> 3.39 / 3.38, 3.42 / 3.42 -> 3.41 / 3.36; [1024, 4096]
-// 5.30 / 5.25 -> 5.20 / 5.20, 5.23 / 5.22 -> 5.18 / 5.22).
-template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
+// 5.30 / 5.25 -> 5.20 / 5.20, 5.23 / 5.22 -> 5.18 / 5.22). Held blocks (`Held`): float32's
+// direct, 16-bit ones through the ring (H200 kernel times, two rounds, the benchmark beside
+// torch.compile and Liger: float32 [1024, 4096] 8.86 / 8.77 -> 8.58 / 8.53 us, [1024, 8192] 17.70 /
+// 17.87 -> 17.62 / 17.63, the rest of [1024-16384, 4096-10240] alike; float16 direct lost, [1024,
+// 8192] 9.39 / 9.46 -> 9.60 / 9.65, [1024, 10240] 12.11 / 12.10 -> 12.42 / 12.51). Held clusters
+// keep the ring.
+template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G, bool Held = false>
 constexpr bool loads_direct() {
+  if constexpr (Held) return G == RowGroup::kBlock && sizeof(T) == 4;
   constexpr bool kGroup = G == RowGroup::kLanes ? sizeof(T) <= 4
                                                 : G == RowGroup::kBlock && sizeof(T) == 2;
   return kGroup && !Bwd && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
@@ -214,9 +226,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   static_assert(!(Full && (Shifted || (G == RowGroup::kCluster && !Held))),
                 "Full: aligned rows of a group");
-  static_assert(!Held || (has_held_kernels<T, Log, Bwd>() && G != RowGroup::kLanes && !Shifted &&
-                          PACKS == kHeldPacks),
-                "Held: aligned rows of a 16-bit forward block or cluster");
+  static_assert(!Held || ((G == RowGroup::kBlock ? has_held_blocks<T, Log, Bwd>()
+                                                 : has_held_kernels<T, Log, Bwd>()) &&
+                          G != RowGroup::kLanes && !Shifted && PACKS == kHeldPacks),
+                "Held: aligned rows of a 16-bit forward block or cluster, a float32 one's block");
   if constexpr (Full) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
@@ -248,7 +261,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 3.78; the ring's clusters gained 0-10%, e.g. [16, 262144] float32 16.2-17.2 -> 15.5-15.6).
   constexpr bool kLoops = G == RowGroup::kCluster && !Held;
   if constexpr (!kLoops) stages = 1;
-  constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G>();
+  constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G, Held>();
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
@@ -749,17 +762,23 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         // 16-bit rows take the fused exp where it is exact enough (with_shifted_exp; H200 kernel
         // times: [2097152, 32] float16 73.8 -> 72.0 us, [32, 64, 64, 64] 11.9 -> 11.5, the rest
         // alike). Not the ring-reading passes: the test for each pack there spilled 270 bytes.
-        // So do float32 rows, which registers hold only in the lanes tier: one shift a row, so
-        // the fused exp's rounding of m log2(e), a factor common to all the row's exps, cancels
-        // in their ratio to the sum.
-        static_assert(sizeof(T) != 4 || G == RowGroup::kLanes, "float32 shift groups are rows");
+        // So do float32 lanes: one shift a row, so the fused exp's rounding of m log2(e), a
+        // factor common to all the row's exps, cancels in their ratio to the sum. A float32
+        // held block's shift groups are its warps, whose factors would not cancel (~3e-6
+        // relative): there exp(x - m) is the hardware ex2 of the exact difference, as in the
+        // ring's passes, and row_stats rescales the warps with the accurate exp.
         A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
         A e[K];
         constexpr bool kShiftsEmpty = sizeof(T) <= 4 && (G == RowGroup::kLanes || Held);
-        with_shifted_exp<kFastExp>(kShiftsEmpty ? exp_shift(m) : m, [&](const auto& ex) {
+        const auto take_exps = [&](const auto& ex) {
 #pragma unroll
           for (int k = 0; k < K; ++k) e[k] = !kShiftsEmpty && m == A(-INFINITY) ? A(0) : ex(va[k]);
-        });
+        };
+        const A shift = kShiftsEmpty ? exp_shift(m) : m;
+        if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes)
+          take_exps(ShiftedExp<kFastExp, A>(shift));
+        else
+          with_shifted_exp<kFastExp>(shift, take_exps);
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);

@@ -41,7 +41,7 @@ struct Ptrs {
 // cluster tier, MT_SOFTMAX_CLUSTER_THREADS the threads a block of a wide-pack cluster aims at,
 // MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over,
 // MT_SOFTMAX_HELD_ROWS=0/1 never / wherever they fit the held rows of few 16-bit rows,
-// MT_SOFTMAX_HELD_BLOCKS=0/1 never / from 32 threads the held blocks of 16-bit rows,
+// MT_SOFTMAX_HELD_BLOCKS=0/1 never / from 32 threads the held blocks of 16-bit and float32 rows,
 // MT_SOFTMAX_GRID_ROWS=0/1 never / first for few rows the whole-GPU tier,
 // MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache,
 // MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines at the normal priority. The
