@@ -610,10 +610,11 @@ WideRowClusters wide_row_clusters(int64_t npk, int packs, int max_threads, int b
 // [1024, 4096] 5.20 / 5.14 -> 5.10 / 5.15); 32 lost there too ([1024, 2048] 3.46 / 3.46 -> 3.65 /
 // 3.58). float32 softmax rows take them from 64 threads as well, 32 values a thread loaded
 // straight into registers (loads_direct), where the block tier re-read narrow or wide packs from
-// the ring (the same runs: [1024, 4096] 8.86 / 8.77 -> 8.58 / 8.53 us, Liger's 8.72-8.77;
-// [1024, 2048] 5.87 / 5.92 -> 5.78 / 5.76; [1024, 8192] 17.70 / 17.87 -> 17.62 / 17.63;
-// [2048-16384, 4096], [4096, 8192] alike). MT_SOFTMAX_HELD_BLOCKS=0 turns them off, 1 takes them
-// from 32 threads.
+// the ring in three passes (the same regime; block tier -> held through the ring -> held direct,
+// the last in a later call: [1024, 4096] 8.86 / 8.83 -> 8.85 / 8.89 -> 8.58 / 8.53 us, Liger
+// 8.70-8.85; [1024, 8192] 17.92 / 17.89 -> 17.63 / 17.55 -> 17.62 / 17.63; [1024, 2048] 5.87 /
+// 5.92 in the block tier, 5.78 / 5.76 held direct; [2048-16384, 4096], [4096, 8192] within 1%).
+// MT_SOFTMAX_HELD_BLOCKS=0 turns them off, 1 takes them from 32 threads.
 template <typename T, bool Log, bool Bwd>
 bool held_block_rows(bool vec, int64_t npk) {
   if constexpr (has_held_blocks<T, Log, Bwd>()) {
