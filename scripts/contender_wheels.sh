@@ -9,9 +9,18 @@
 #   bash scripts/contender_wheels.sh unpack PART.tar.xz  # there, once per archive: into /root/site
 #   bash scripts/contender_wheels.sh bench ARGS...       # there: python -m minitensor.bench ARGS, run from /tmp
 #                                                        # with /root/site on the path (its .pth
-#                                                        # files honoured, as QuACK needs)
+#                                                        # files honoured, as QuACK needs), e.g.
+#                                                        # bench softmax --compare torch,quack
+#   bash scripts/contender_wheels.sh sweep [DTYPE...]    # there: the forward sweep, a process a dtype
+#                                                        # (default all four), into $OUT/sweep_DTYPE/
+# `sweep` races torch, torch.compile, Liger and QuACK (float64: torch and torch.compile, the others
+# refuse it or were left out), on SWEEP_CASES (a cases file; default the package's sweep), and
+# starts no dtype with under 90 s of SWEEP_SECONDS (default 570: one device call) left, so that a
+# call returns what it finished; the next call (the machine still warm) runs the rest.
 # Versions as the twenty-eighth session's sweep used them (Python 3.12 wheels).
 set -euo pipefail
+self=$(realpath "$0")
+[ -n "${SWEEP_CASES:-}" ] && SWEEP_CASES=$(realpath "$SWEEP_CASES")
 cd "$(dirname "$0")/.."
 site_dir=/root/site
 big_lib=./nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir/_mlir_libs/_cutlass_ir.cu13.cpython-312-x86_64-linux-gnu.so
@@ -49,8 +58,27 @@ site.addsitedir(sys.argv[1])
 sys.argv = ["minitensor.bench"] + sys.argv[2:]
 runpy.run_module("minitensor.bench", run_name="__main__")' "$site_dir" "$@"
     ;;
+  sweep)
+    shift
+    start=$(date +%s)
+    out=${OUT:-/tmp/out}
+    dtypes=("$@")
+    [ "${#dtypes[@]}" -eq 0 ] && dtypes=(float32 float16 bfloat16 float64)
+    for dtype in "${dtypes[@]}"; do
+      left=$(( ${SWEEP_SECONDS:-570} - ($(date +%s) - start) ))
+      [ "$left" -lt 90 ] && { echo "$dtype: not started, ${left} s left"; continue; }
+      compare=torch,compile,liger,quack
+      [ "$dtype" = float64 ] && compare=torch,compile
+      mkdir -p "$out"
+      rc=0
+      timeout "$left" "$self" bench softmax --device cuda --compare "$compare" --dtype "$dtype" \
+        ${SWEEP_CASES:+--cases "$SWEEP_CASES"} --out "$out/sweep_$dtype" >"$out/sweep_$dtype.log" 2>&1 ||
+        rc=$?
+      echo "$dtype: exit $rc, $(( $(date +%s) - start )) s"
+    done
+    ;;
   *)
-    sed -n '2,13p' "$0"
+    sed -n '2,22p' "$0"
     exit 2
     ;;
 esac
