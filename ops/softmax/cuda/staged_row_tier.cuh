@@ -114,7 +114,7 @@ constexpr bool holds_row_in_ring() {
 // 5.30 / 5.25 -> 5.20 / 5.20, 5.23 / 5.22 -> 5.18 / 5.22). Held blocks (`Held`): float32's
 // direct, 16-bit ones through the ring (H200 kernel times, two rounds, the benchmark beside
 // torch.compile and Liger: float32 [1024, 4096] 8.86 / 8.77 -> 8.58 / 8.53 us, [1024, 8192] 17.70 /
-// 17.87 -> 17.62 / 17.63, the rest of [1024-16384, 4096-10240] alike; float16 direct lost, [1024,
+// 17.87 -> 17.62 / 17.63, [2048-16384, 4096] and [4096, 8192] alike; float16 direct lost, [1024,
 // 8192] 9.39 / 9.46 -> 9.60 / 9.65, [1024, 10240] 12.11 / 12.10 -> 12.42 / 12.51). Held clusters
 // keep the ring.
 template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G, bool Held = false>
