@@ -454,10 +454,12 @@ bool backward_takes_narrow(int64_t npk) {
 // torch.compile and Liger for the short grids: [4096, 4096] 34.1 / 33.8 -> 33.4 / 33.1 us, [1024,
 // 4096] 9.23 / 9.10 -> 8.96 / 9.12, [2048, 4096] 17.6 either way; softmax_tune: [8192, 4096] 67.4 /
 // 67.7 -> 67.1 / 66.7, [16384, 4096] 132.4 / 132.6 -> 132.4 / 131.7), not of 192 ([1024, 3072] 7.71
-// / 7.73 -> 7.95 / 7.81; [8192, 3072] 49.6 / 49.5 -> 49.5 / 49.0). 16-bit softmax rows, whose
-// narrow blocks fit 32 registers a thread: narrow while three blocks fit an SM, so that one block's
-// reductions overlap another's loads ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240]
-// 17.8 -> 17.4 at 640; [1024, 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid
+// / 7.73 -> 7.95 / 7.81; [8192, 3072] 49.6 / 49.5 -> 49.5 / 49.0). (Softmax rows that 64-256 held
+// threads fill, 2048-8192 floats or 4096-16384 16-bit values, take held blocks before any of
+// this: held_block_rows.) 16-bit softmax rows, whose narrow blocks fit 32 registers a thread:
+// narrow while three blocks fit an SM, so that one block's reductions overlap another's loads
+// ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240] 17.8 -> 17.4 at 640; [1024, 16384]
+// 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid
 // (16 or more rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384,
 // 4096] float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
 // 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any block
