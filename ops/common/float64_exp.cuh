@@ -53,9 +53,9 @@ __device__ __forceinline__ double exp_nonpositive(double d) {
 #pragma unroll
   for (int k = 5; k < 18; ++k) p = fma(p, r, c[k]);
   // 2^n as a double of its own (n + 1023 is a normal exponent for -1022 <= n <= 1023): a product,
-  // not an add to p's exponent bits, so that a NaN p stays NaN.
-  const double e = p * __hiloint2double((n + 1023) << 20, 0);
-  return under ? 0.0 : e;
+  // not an add to p's exponent bits, so that a NaN p stays NaN. Below the range the factor is 0
+  // (p is finite there): one select of its high word, not two of the result's.
+  return p * __hiloint2double(under ? 0 : (n + 1023) << 20, 0);
 }
 
 }  // namespace mt

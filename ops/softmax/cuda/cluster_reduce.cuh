@@ -102,7 +102,7 @@ __device__ __forceinline__ void cluster_exchange_init(ClusterSlots<A>& cs) {
 // `v` must already be the block's reduced value (the same in every thread); every thread of the
 // cluster calls this for the same exchanges, in the same order. (max, sum) pairs (MaxSumOp) are
 // folded across the lanes of each warp: blocks of whole warps only.
-template <typename A, typename Op>
+template <bool Fast = false, typename A, typename Op>
 __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSlots<A>& cs,
                                                ClusterRound& round) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -128,7 +128,7 @@ __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSl
   mbarrier_wait(bar, phase);
   ++round.k;
   if constexpr (std::is_same_v<Op, MaxSumOp>) {
-    return maxsum_fold_lanes(cs.slot[set], int(n));  // whole warps: the row tiers' blocks
+    return maxsum_fold_lanes<Fast>(cs.slot[set], int(n));  // whole warps: the row tiers' blocks
   } else {
     A r = identity;
     for (unsigned i = 0; i < n; ++i) r = op(r, cs.slot[set][i]);

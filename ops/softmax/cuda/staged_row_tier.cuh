@@ -521,15 +521,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 16-bit outputs fold the warps' pairs and rescale on the hardware ex2 (elem_exp's Fast: ~2
   // ulp of float, against the output's rounding of 2^-11 or coarser), not the accurate expf's
   // ten instructions. (1 / s by the hardware reciprocal too spilled the 16-bit blocks at their 32
-  // registers, and took wide clusters from 52 to 60.)
+  // registers, and took wide clusters from 52 to 60.) float64 folds and rescales on
+  // exp_nonpositive (the differences from the larger max are <= 0; within 1 ulp), not exp()'s
+  // ~40 instructions and branch: three exps a thread a row, in kernels that are issue-bound.
+  constexpr bool kF64Fold = sizeof(A) == 8;
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
     MaxSum<A> st{m, s};
     if constexpr (G != RowGroup::kLanes)
-      st = block_maxsum_one_barrier<kFast>(st, partials, red_parity);
+      st = block_maxsum_one_barrier<kFast || kF64Fold>(st, partials, red_parity);
     if constexpr (G == RowGroup::kCluster)
-      st = cluster_allreduce(st, MaxSumOp(), maxsum_identity<A>(), slots, round);
+      st = cluster_allreduce<kF64Fold>(st, MaxSumOp(), maxsum_identity<A>(), slots, round);
     coef = fwd_coef<Log>(st.s, st.m);
-    scale = m == st.m ? coef : coef * elem_exp<kFast>(m - st.m);
+    scale = m == st.m ? coef : coef * elem_exp<kFast || kF64Fold>(m - st.m);
     m = st.m;
   };
   // fn(p, ring_slot of tensor 0) for each of the packs in `mine` of a ring stage.
