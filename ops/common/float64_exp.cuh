@@ -22,6 +22,12 @@
 // 23.6, with fewer instructions and fewer registers, 42 -> 34: why is not known), tier 3d's grid
 // ([64, 152064] 69.2 -> 76.0), tier 1's lanes ([524288, 128] 257 -> 263) and tier 4b ([32, 1000,
 // 14, 14] 36.3 -> 38.0; [4096, 4096] over dim 0 tied). Not measured: tiers 2b, 3b, 4c and 4.
+// The row tiers' (max, sum) folds and rescale (tiers 1-3a) take it in every float64 forward: three
+// exps a thread a row, each exp()'s ~45 instructions and a branch (H200, two rounds: [2048, 32768]
+// 289.2 -> 285.9 us, [4096, 32000] 561.8 -> 554.6, [8192, 50304] 1,944 -> 1,922, [32, 64, 512,
+// 512] 2,060 -> 2,035; the rest within noise). These kernels are bound by the instructions they
+// issue, not by the polynomial's chain of dependent fmas: an Estrin tail (depth 13 -> 8, three
+// more multiplies, as accurate) made them 4-12% slower.
 #pragma once
 
 namespace mt {

@@ -63,11 +63,11 @@ __device__ __forceinline__ A elem_exp(A x) {
 // under 2^-126 flush to 0 (expf keeps them as denormals). Three instructions an element where expf
 // takes eleven: the float32 forward kernels were issue-bound (ncu on an H200: [2097152, 32] 83% of
 // the issue slots, QuACK's ex2 kernel 44%). float64 keeps exp() here (tiers 3a, 3c and 4a take
-// exp_nonpositive, float64_exp.cuh says why). The backward's exp (log_softmax) and the rescaling of
-// partial sums stay accurate, but for tier 4c's running sums, its block folds and its cluster
-// exchange, which rescale on this exp (a partial's error of ex2's 2 ulp and |d| x 6e-8 counts at
-// its share of the sum, which exp(d) shrinks: a few 1e-7 of the sum at most; its float32 outputs
-// measured within 6e-7 of float64, as with the accurate rescale).
+// exp_nonpositive, and the row tiers' folds: float64_exp.cuh says why). The backward's exp
+// (log_softmax) and the rescaling of partial sums stay accurate, but for tier 4c's running sums,
+// its block folds and its cluster exchange, which rescale on this exp (a partial's error of ex2's
+// 2 ulp and |d| x 6e-8 counts at its share of the sum, which exp(d) shrinks: a few 1e-7 of the sum
+// at most; its float32 outputs measured within 6e-7 of float64, as with the accurate rescale).
 template <typename T>
 constexpr bool fast_forward_exp() {
   return sizeof(T) <= 4;

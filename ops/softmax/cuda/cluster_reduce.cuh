@@ -101,7 +101,7 @@ __device__ __forceinline__ void cluster_exchange_init(ClusterSlots<A>& cs) {
 
 // `v` must already be the block's reduced value (the same in every thread); every thread of the
 // cluster calls this for the same exchanges, in the same order. (max, sum) pairs (MaxSumOp) are
-// folded across the lanes of each warp: blocks of whole warps only.
+// folded across the lanes of each warp: blocks of whole warps only; Fast as in warp_maxsum.
 template <bool Fast = false, typename A, typename Op>
 __device__ __forceinline__ A cluster_allreduce(A v, Op op, A identity, ClusterSlots<A>& cs,
                                                ClusterRound& round) {
