@@ -111,12 +111,17 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   // bfloat16 2.56-2.59 -> 2.46-2.47; [32, 64, 16, 16] bfloat16 2.40-2.43 -> 2.30-2.31; [32, 64,
   // 32, 32] float32 6.34 -> 6.24; the rest within 1%). On long grids it lost 1-2% in 16-bit
   // ([2097152, 32] bfloat16 65.9 -> 67.5, [524288, 128] float16 66.6 -> 67.7, [32, 64, 128, 128]
-  // float16 34.3 -> 35.0).
+  // float16 34.3 -> 35.0). float64 rows of a block take it on such short grids too: at 60-64
+  // registers (42 not Full) it loses blocks an SM, which long grids and blocks of 640 threads
+  // felt (H200, two rounds: [1024, 512] 5.63 / 5.68 -> 5.07 / 5.07 us, [1024, 1024] 8.29 / 8.35
+  // -> 7.66 / 7.54, [1024, 4096] 21.78 / 21.86 -> 20.53 / 20.70, [1024, 8192] 41.17 / 40.78 ->
+  // 38.30 / 38.43; everywhere, [1024, 10240] 47.9 -> 59.4, [16384, 4096] 259.8 -> 262.4).
   constexpr bool kFullBlock = G == RowGroup::kBlock && sizeof(T) == 4;
-  constexpr bool kFullLanes = G == RowGroup::kLanes && sizeof(T) <= 4;
-  if constexpr ((kFullBlock || kFullLanes) && !Bwd)
+  constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
+                              (G == RowGroup::kBlock && sizeof(T) == 8);
+  if constexpr ((kFullBlock || kFullShort) && !Bwd)
     if (vec && packs * pack_size<T>() == cols &&
-        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's lanes
+        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's threads
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }
