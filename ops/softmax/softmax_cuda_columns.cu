@@ -75,7 +75,7 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
 
 // Launches a column kernel on `groups` groups of `cs` blocks of `threads` (a cluster a group when
 // cs > 1), `tx` packs along inner; false when that shape cannot run here. The kernel takes
-// (a, b, out, axis, inner, tiles, tx_log2, cs, extra...).
+// (a, b, out, axis, inner, tiles, tx_log2, cs, extra...), tiles and cs as FastDivisors.
 template <typename T, typename... Params, typename... Extra>
 bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape s, int64_t tiles,
                           int64_t tx, int64_t cs, int threads, int64_t smem, Extra... extra) {
@@ -85,13 +85,15 @@ bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape
   const T* b = static_cast<const T*>(p.b);
   T* out = static_cast<T*>(p.out);
   const int tx_log2 = log2_exact(int(tx));
+  // Blocks know their group and tile by these (groups * cs < 2^31).
+  const FastDivisor tiles_divisor{uint32_t(tiles)}, blocks{uint32_t(cs)};
   if (cs > 1) {
     if (!device_info().clusters || cs > kMaxClusterBlocks || tx > kColumnClusterMaxTx) return false;
     return launch_clustered(kernel, groups, int(cs), threads, smem, a, b, out, s.axis, s.inner,
-                            tiles, tx_log2, int(cs), extra...);
+                            tiles_divisor, tx_log2, blocks, extra...);
   }
-  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles, tx_log2, 1,
-                                              extra...);
+  kernel<<<unsigned(groups), threads, smem>>>(a, b, out, s.axis, s.inner, tiles_divisor, tx_log2,
+                                              blocks, extra...);
   MT_CUDA_CHECK_LAUNCH();
   return true;
 }
@@ -130,17 +132,20 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 // [32, 1000, 14, 14] float16: backward 32.8 -> 28.4 us at 4 blocks instead of 2 of half a line;
 // their forward measured no gain). Narrower still where the axis would need more than 16
 // blocks; false when even 32-byte tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs
-// along inner a block takes, MT_SOFTMAX_STAGED_KB the shared memory a block stages.
+// along inner a block takes, MT_SOFTMAX_STAGED_KB the shared memory a block stages,
+// MT_SOFTMAX_STAGED_THREADS the most threads a block has (a power of two, 32-256).
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
   static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
+  static const int max_threads = std::clamp(
+      next_pow2(env_int("MT_SOFTMAX_STAGED_THREADS", kColumnMaxThreads)), 32, kColumnMaxThreads);
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
     const int64_t steps = std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx));  // whole warps
-    return std::min<int64_t>(kColumnMaxThreads / tx, steps);
+    return std::max<int64_t>(1, std::min<int64_t>(max_threads / tx, steps));
   };
   const auto blocks_for = [&](int64_t tx) {
     const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);

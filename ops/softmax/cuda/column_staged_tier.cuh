@@ -20,6 +20,7 @@
 
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
+#include "ops/common/fast_divide.cuh"
 #include "ops/common/reduce.cuh"
 #include "ops/common/tensor_map.cuh"
 #include "ops/common/vector_pack.cuh"
@@ -45,8 +46,8 @@ inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) 
 template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false>
 __global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
-                                 T* __restrict__ out, int64_t axis, int64_t inner, int64_t tiles,
-                                 int tx_log2, int cs, int seg,
+                                 T* __restrict__ out, int64_t axis, int64_t inner,
+                                 FastDivisor tiles, int tx_log2, FastDivisor blocks, int seg,
                                  const __grid_constant__ CUtensorMap map_x, int box_rows) {
   using A = acc_t<T>;
   using P = Pack<T, N>;
@@ -55,12 +56,15 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   __shared__ uint64_t landed[2];  // the cluster's exchanges
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  const int64_t group = blockIdx.x / unsigned(cs);
-  const int64_t first = int64_t(blockIdx.x % unsigned(cs)) * seg;  // the block's first step
-  const int64_t col = (group % tiles * TX + tx) * N;
+  // The block's group and rank in it, the group's outer index and tile (as tier 4a's).
+  const unsigned cs = blocks.divisor, group = blocks.quotient(blockIdx.x);
+  const unsigned rank = blocks.remainder(blockIdx.x, group);
+  const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);
+  const int64_t first = int64_t(rank) * seg;  // the block's first step
+  const int64_t col = (int64_t(tile) * TX + tx) * N;
   // Steps this thread stages (none for a pack past inner, or a block past the axis).
   const int steps = col < inner ? int(std::clamp<int64_t>(axis - first, 0, seg)) : 0;
-  const int64_t offset = group / tiles * axis * inner + first * inner + col;
+  const int64_t offset = int64_t(slab) * axis * inner + first * inner + col;
   P* sa = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));  // [seg][TX]
   [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
   A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
@@ -101,7 +105,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
       const int boxes = (rows + box_rows - 1) / box_rows;
       const unsigned box_bytes = unsigned(box_rows * TX * sizeof(P));
       mbarrier_expect_bytes(bar, unsigned(boxes) * box_bytes);
-      const int c0 = int(group % tiles * TX * N), c2 = int(group / tiles);
+      const int c0 = int(tile) * TX * N, c2 = int(slab);
       for (int i = 0; i < boxes; ++i)
         tile_copy_3d(shared_address(sa) + unsigned(i) * box_bytes, &map_x, c0,
                      int(first) + i * box_rows, c2, bar);

@@ -25,6 +25,7 @@
 
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
+#include "ops/common/fast_divide.cuh"
 #include "ops/common/reduce.cuh"
 #include "ops/common/vector_pack.cuh"
 #include "ops/softmax/cuda/cluster_reduce.cuh"
@@ -256,7 +257,8 @@ constexpr int column_kernel_min_blocks() {
 template <typename T, int N, int R, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T, R, Bwd>())
     softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                          int64_t axis, int64_t inner, int64_t tiles, int tx_log2, int cs) {
+                          int64_t axis, int64_t inner, FastDivisor tiles, int tx_log2,
+                          FastDivisor blocks) {
   using A = acc_t<T>;
   // column_allreduce's scratch for a whole block (one row of TX per warp or per ty); the
   // cluster's mbarriers (its inboxes are the dynamic shared memory).
@@ -264,18 +266,23 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
   __shared__ uint64_t landed[2];
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  const int64_t group = blockIdx.x / unsigned(cs);
-  const int64_t first = int64_t(blockIdx.x % unsigned(cs)) * TY * R + ty;  // this thread's first step
-  const int64_t col = (group % tiles * TX + tx) * N;
-  const int64_t base = group / tiles * axis * inner;
+  // The block's group and rank in it, the group's outer index and tile: multiplies, not
+  // divisions (fast_divide.cuh).
+  const unsigned cs = blocks.divisor, group = blocks.quotient(blockIdx.x);
+  const unsigned rank = blocks.remainder(blockIdx.x, group);
+  const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);
+  const int64_t first = int64_t(rank) * TY * R + ty;  // this thread's first step
+  const int64_t col = (int64_t(tile) * TX + tx) * N;
+  const int64_t base = int64_t(slab) * axis * inner;
   if (cs > 1) cluster_mbarriers_init(landed);
 
   using P = Pack<T, N>;
   using W = PackWords<T, N>;  // packs held as words (see PackWords)
   // Steps past the axis read as -inf (forward) or 0 (backward).
   const W fill_words = splat_words<T, N>(Bwd ? T(0.0f) : T(-INFINITY));
-  // Pack r of this thread is at offset + r * stride of each tensor.
-  const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner;
+  // Pack r of this thread is r * stride packs past element `offset` of each tensor (addressed in
+  // packs: in elements, the float32 and float64 kernels of 8 packs spilled 8-16 bytes).
+  const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner / N;
   // Steps of this thread inside the axis, at most its R * TY (none for a pack past inner).
   const int live = col < inner ? int(std::clamp<int64_t>(axis - first, 0, int64_t(R) * TY)) : 0;
   // Loads ask L2 for the 256 bytes around them, as tier 4b's copies do (column_staged_tier.cuh).
@@ -286,8 +293,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
     v[r] = fill_words;
     if constexpr (Bwd) d[r] = fill_words;
     if (r * TY < live) {
-      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset + r * stride));
-      if constexpr (Bwd) d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset + r * stride));
+      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset) + r * stride);
+      if constexpr (Bwd)
+        d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset) + r * stride);
     }
     // Opaque from here on: nvcc otherwise splits the words into 16-bit pieces at the branch's
     // merge (one PRMT each, and 8-24 bytes of spill at 80 registers).
@@ -357,7 +365,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
         unpack_words<T, N>(v[r], x);
         if constexpr (Bwd) unpack_words<T, N>(d[r], dy);
         column_out<T, Log, Bwd, decltype(fused_c)::value>(x, dy, m, coef, o);
-        store_global_whole(reinterpret_cast<P*>(out + offset + r * stride), pack_of<T>(o));
+        store_global_whole(reinterpret_cast<P*>(out + offset) + r * stride, pack_of<T>(o));
       }
     }
   });
