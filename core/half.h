@@ -6,12 +6,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/host_device.h"
+
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#define MT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define MT_HOST_DEVICE inline
 #endif
 
 namespace mt {

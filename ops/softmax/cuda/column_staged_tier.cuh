@@ -20,7 +20,7 @@
 
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
-#include "ops/common/fast_divide.cuh"
+#include "ops/common/fast_divide.h"
 #include "ops/common/reduce.cuh"
 #include "ops/common/tensor_map.cuh"
 #include "ops/common/vector_pack.cuh"

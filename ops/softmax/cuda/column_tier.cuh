@@ -25,7 +25,7 @@
 
 #include "core/dtype.h"
 #include "ops/common/async_copy.cuh"
-#include "ops/common/fast_divide.cuh"
+#include "ops/common/fast_divide.h"
 #include "ops/common/reduce.cuh"
 #include "ops/common/vector_pack.cuh"
 #include "ops/softmax/cuda/cluster_reduce.cuh"
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
   // The block's group and rank in it, the group's outer index and tile: multiplies, not
-  // divisions (fast_divide.cuh).
+  // divisions (fast_divide.h).
   const unsigned cs = blocks.divisor, group = blocks.quotient(blockIdx.x);
   const unsigned rank = blocks.remainder(blockIdx.x, group);
   const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);

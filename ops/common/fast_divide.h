@@ -3,10 +3,13 @@
 // at the start of the column tiers' blocks those chains waited behind other blocks' exps for
 // that unit (ncu on an H200: 6-20% of a block's warp samples before its first load). Here the
 // host finds a multiplier and a shift once (Granlund and Montgomery's round-up method), and the
-// kernel takes the high word of one multiply, an add and a shift.
+// kernel takes the high word of one multiply, an add and a shift. tests/test_fast_divide.py checks
+// it on the host against the division it replaces.
 #pragma once
 
 #include <cstdint>
+
+#include "core/host_device.h"
 
 namespace mt {
 
@@ -22,7 +25,7 @@ struct FastDivisor {
   }
 
   // (n + high word of n * m) / 2^shift: n + that high word stays under 2^32 for n < 2^31.
-  __host__ __device__ uint32_t quotient(uint32_t n) const {
+  MT_HOST_DEVICE uint32_t quotient(uint32_t n) const {
 #if defined(__CUDA_ARCH__)
     const uint32_t high = __umulhi(n, multiplier);
 #else
@@ -30,7 +33,7 @@ struct FastDivisor {
 #endif
     return (n + high) >> shift;
   }
-  __host__ __device__ uint32_t remainder(uint32_t n, uint32_t quotient) const {
+  MT_HOST_DEVICE uint32_t remainder(uint32_t n, uint32_t quotient) const {
     return n - quotient * divisor;
   }
 };
