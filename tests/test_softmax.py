@@ -59,8 +59,11 @@ CPU_CASES = [
 
 
 def case_id(case):
+    """"2x150x196-d1-inner": the shape, the dim, and "inner" where the dim is not the last of the
+    extents (inner > 1), so that `-k "tiers and inner"` picks the column tiers' cases."""
     shape, dim = case
-    return f"{'x'.join(map(str, shape)) or 'scalar'}-d{dim}"
+    inner = int(np.prod(shape[dim + 1:])) if shape and dim != -1 else 1
+    return f"{'x'.join(map(str, shape)) or 'scalar'}-d{dim}" + ("-inner" if inner > 1 else "")
 
 
 @pytest.mark.parametrize("device", DEVICES)
