@@ -145,6 +145,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
       next_pow2(env_int("MT_SOFTMAX_STAGED_THREADS", kColumnMaxThreads)), 32, kColumnMaxThreads);
   static const bool held_wanted = env_int("MT_SOFTMAX_STAGED_HELD", 0) > 0;
   constexpr bool kMayHold = sizeof(T) == 2 && !Bwd;
+  const bool held = kMayHold && held_wanted;
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
@@ -187,7 +188,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
   // Held: the same segments, kStagedHeld steps a thread of them in registers, the rest staged
   // (where every thread still stages a step).
-  const bool use_held = kMayHold && held_wanted && seg >= (kStagedHeld + 1) * ty;
+  const bool use_held = held && seg >= (kStagedHeld + 1) * ty;
   const int64_t staged_rows = use_held ? seg - kStagedHeld * ty : seg;
   const int64_t smem = column_staged_smem<T, N, Bwd>(staged_rows, int(tx), threads, cs);
   if (!column_smem_fits(smem)) return false;

@@ -49,9 +49,7 @@ constexpr int kStagedHeld = 4;
 // MT_SOFTMAX_STAGED_HELD=1): each thread holds its first Held steps in registers, loaded straight
 // from global memory, and the stage only the block's steps past Held * TY, so that a block holds
 // 16 KB more than its shared memory (four blocks an SM of 48 KB stages at 64 registers, where
-// three of 64 KB fit: [4096, 4096] over dim 0 would fit the GPU in one round, not 1.29). The
-// launch bounds' 0 asks for no minimum of blocks an SM: an explicit 1 let ptxas take the default
-// kernels from 42 registers to 80.
+// three of 64 KB fit: [4096, 4096] over dim 0 would fit the GPU in one round, not 1.29).
 template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false, int Held = 0>
 __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
