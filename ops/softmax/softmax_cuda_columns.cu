@@ -133,9 +133,7 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 // their forward measured no gain). Narrower still where the axis would need more than 16
 // blocks; false when even 32-byte tiles would. Tuning overrides: MT_SOFTMAX_STAGED_TX the packs
 // along inner a block takes, MT_SOFTMAX_STAGED_KB the shared memory a block stages,
-// MT_SOFTMAX_STAGED_THREADS the most threads a block has (a power of two, 32-256),
-// MT_SOFTMAX_STAGED_HELD=1 the 16-bit forward's blocks holding kStagedHeld steps a thread in
-// registers beside the stage (the kernel's `Held`: an experiment, not yet timed on a GPU).
+// MT_SOFTMAX_STAGED_THREADS the most threads a block has (a power of two, 32-256).
 template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
@@ -143,9 +141,6 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
   static const int max_threads = std::clamp(
       next_pow2(env_int("MT_SOFTMAX_STAGED_THREADS", kColumnMaxThreads)), 32, kColumnMaxThreads);
-  static const bool held_wanted = env_int("MT_SOFTMAX_STAGED_HELD", 0) > 0;
-  constexpr bool kMayHold = sizeof(T) == 2 && !Bwd;
-  const bool held = kMayHold && held_wanted;
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
@@ -186,11 +181,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
   const int threads = int(tx * ty);
   const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-  // Held: the same segments, kStagedHeld steps a thread of them in registers, the rest staged
-  // (where every thread still stages a step).
-  const bool use_held = held && seg >= (kStagedHeld + 1) * ty;
-  const int64_t staged_rows = use_held ? seg - kStagedHeld * ty : seg;
-  const int64_t smem = column_staged_smem<T, N, Bwd>(staged_rows, int(tx), threads, cs);
+  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
   if (!column_smem_fits(smem)) return false;
   allow_dynamic_smem(kernel, smem);
   // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
@@ -218,8 +209,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   CUtensorMap map_x{};
   int box_rows = 0;
   const DeviceInfo& dev = device_info();
-  if (!Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 && !use_held &&
-      s.outer < INT32_MAX && s.axis < INT32_MAX && s.inner < INT32_MAX) {
+  if (!Bwd && kPackBytes == 16 && dev.clusters && forced_tma != 0 && s.outer < INT32_MAX &&
+      s.axis < INT32_MAX && s.inner < INT32_MAX) {
     const int64_t blocks = tiles * s.outer * cs;
     const int64_t fit = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
     const int rows = int(std::gcd<int64_t>(seg, 256));
@@ -244,13 +235,9 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   if constexpr (sizeof(T) == 2) {
     static const int forced_unroll = env_int("MT_SOFTMAX_STAGED_UNROLL", 0);
     auto unrolled = softmax_column_staged_kernel<T, N, Log, Bwd, true>;
-    if (use_held) {
-      if constexpr (kMayHold)
-        kernel = softmax_column_staged_kernel<T, N, Log, Bwd, true, kStagedHeld>;
-      allow_dynamic_smem(kernel, smem);
-    } else if (forced_unroll > 0 ||
-               (forced_unroll == 0 && box_rows == 0 &&
-                blocks_per_sm(unrolled, threads, smem) >= blocks_per_sm(kernel, threads, smem))) {
+    if (forced_unroll > 0 ||
+        (forced_unroll == 0 && box_rows == 0 &&
+         blocks_per_sm(unrolled, threads, smem) >= blocks_per_sm(kernel, threads, smem))) {
       kernel = unrolled;
       allow_dynamic_smem(kernel, smem);
     }

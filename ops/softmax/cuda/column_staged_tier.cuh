@@ -38,25 +38,17 @@ inline int64_t column_staged_smem(int64_t seg, int tx, int threads, int64_t cs) 
          scratch * int64_t(sizeof(acc_t<T>));
 }
 
-// Steps a thread of the Held kernel holds in registers (16 of its 64 registers in 16-bit).
-constexpr int kStagedHeld = 4;
-
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements, 16 bytes, or 8 where
 // inner or the pointers allow no more (16-bit [32, 1000, 14, 14]: 392-byte rows); the host sends
 // only tensors whose inner is a multiple of N and whose pointers are aligned to a pack.
 // `Unrolled`: the 16-bit loops unrolled as wider types' are (launch_column_staged_tier says
-// where). `Held` (16-bit forward, its own copies; an experiment, off unless
-// MT_SOFTMAX_STAGED_HELD=1): each thread holds its first Held steps in registers, loaded straight
-// from global memory, and the stage only the block's steps past Held * TY, so that a block holds
-// 16 KB more than its shared memory (four blocks an SM of 48 KB stages at 64 registers, where
-// three of 64 KB fit: [4096, 4096] over dim 0 would fit the GPU in one round, not 1.29).
-template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false, int Held = 0>
-__global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
+// where).
+template <typename T, int N, bool Log, bool Bwd, bool Unrolled = false>
+__global__ void __launch_bounds__(kColumnMaxThreads)
     softmax_column_staged_kernel(const T* __restrict__ a, const T* __restrict__ b,
                                  T* __restrict__ out, int64_t axis, int64_t inner,
                                  FastDivisor tiles, int tx_log2, FastDivisor blocks, int seg,
                                  const __grid_constant__ CUtensorMap map_x, int box_rows) {
-  static_assert(Held == 0 || (sizeof(T) == 2 && !Bwd), "held steps: the 16-bit forward only");
   using A = acc_t<T>;
   using P = Pack<T, N>;
   // Inboxes, then the stage, from a 128-byte line (kCopyLineBytes).
@@ -73,12 +65,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
   // Steps this thread stages (none for a pack past inner, or a block past the axis).
   const int steps = col < inner ? int(std::clamp<int64_t>(axis - first, 0, seg)) : 0;
   const int64_t offset = int64_t(slab) * axis * inner + first * inner + col;
-  // The stage: the block's steps past the ones its threads hold (all of them unless Held).
-  const int staged_rows = seg - Held * TY;
-  P* sa = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));  // [rows][TX]
-  [[maybe_unused]] P* sb = sa + int64_t(staged_rows) * TX;
-  // column_allreduce's scratch after it
-  A* scratch = reinterpret_cast<A*>(sa + int64_t(staged_rows) * TX * (Bwd ? 2 : 1));
+  P* sa = reinterpret_cast<P*>(stage_raw + column_inbox_bytes<T, N, Bwd>(cs, TX));  // [seg][TX]
+  [[maybe_unused]] P* sb = sa + int64_t(seg) * TX;
+  A* scratch = reinterpret_cast<A*>(sa + int64_t(seg) * TX * (Bwd ? 2 : 1));  // column_allreduce's
   if (cs > 1) cluster_mbarriers_init(landed);
   // Thread (tx, ty) takes `count` steps, ty, ty + TY, ...: its packs are a stride of TY * TX
   // packs apart in the stage and TY rows apart in the tensors. The loops below walk pointers by
@@ -89,34 +78,19 @@ __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
   // float32 went from 46.0 to 47.5 us: each step's shared-memory load waited alone).
   constexpr int kUnroll = sizeof(T) == 2 && !Unrolled ? 1 : 4;
   const int ty_log2 = 31 - __clz(TY);  // TY is a power of two
-  const int all_steps = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
-  const int count = Held > 0 ? max(all_steps - Held, 0) : all_steps;  // the staged ones
+  const int count = steps > ty ? ((steps - 1 - ty) >> ty_log2) + 1 : 0;
   const int stage_stride = TY * TX;
   const int64_t row_stride = int64_t(TY) * inner;
   P* const mine = sa + ty * TX + tx;
   [[maybe_unused]] P* const mine_b = sb + ty * TX + tx;
-  const int64_t held_offset = offset + int64_t(ty) * inner;  // the thread's first step
-  const int64_t first_offset = held_offset + Held * row_stride;  // its first staged step
-  using W = PackWords<T, N>;
-  [[maybe_unused]] W held[Held > 0 ? Held : 1];
-  if constexpr (Held > 0) {  // issued first: they are in flight beside the copies
-    const W fill = splat_words<T, N>(T(-INFINITY));
-#pragma unroll
-    for (int h = 0; h < Held; ++h) {
-      held[h] = fill;
-      if (h < all_steps)
-        held[h] = load_prefetching_words(
-            reinterpret_cast<const P*>(a + held_offset + h * row_stride));
-      forget_words(held[h]);
-    }
-  }
+  const int64_t first_offset = offset + int64_t(ty) * inner;
   // L2 fetches the 256 bytes around each copy: the rest of a tile narrower than that is read
   // by the blocks of the neighbouring tiles, which run at the same time (H100 kernel times,
   // with the same hint in tiers 4 and 4a: [8, 4096, 4096] over dim 1 257.6 -> 247.3 us in
   // float16, [4096, 4096] over dim 0 45.0 -> 42.8, [32, 1000, 14, 14] 23.4 -> 22.4; float32
   // within 1%).
 #if defined(MT_HAVE_BULK_COPY)
-  if (Held == 0 && !Bwd && sizeof(P) == 16 && box_rows > 0) {
+  if (!Bwd && sizeof(P) == 16 && box_rows > 0) {
     // One thread copies the block's steps of the tile, box_rows at a time, with the bulk tensor
     // copy engine; every thread waits for them all (each reads slots another may have copied).
     __shared__ uint64_t staged;
@@ -181,10 +155,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
     for (int j = 0; j < N; ++j) mx.v[j] = T(-INFINITY);
 #pragma unroll kUnroll
     for (int k = 0; k < count; ++k) mx = pack_max(mx, load_whole(mine + k * stage_stride));
-    if constexpr (Held > 0) {
-#pragma unroll
-      for (int h = 0; h < Held; ++h) mx = pack_max(mx, from_words<T, N>(held[h]));
-    }
     unpack<N>(mx, m);
     column_group_allreduce<N>(m, MaxOp(), scratch, landed, cs, 0, tx_log2);
     fused = column_shifts<T, kFusable>(m);
@@ -199,14 +169,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
         if constexpr (column_keeps_exp<T, Log>())
           store_whole(mine + k * stage_stride, pack_of<T>(x));
       }
-      if constexpr (Held > 0) {  // -inf past the thread's steps adds nothing
-#pragma unroll
-        for (int h = 0; h < Held; ++h) {
-          A x[N];
-          unpack_words<T, N>(held[h], x);
-          column_exp_sum<T, Log, fast_forward_exp<T>(), decltype(fused_c)::value>(x, m, coef);
-        }
-      }
     });
     column_group_allreduce<N>(coef, SumOp(), scratch, landed, cs, 1, tx_log2);
     column_fwd_coefs<T, Log, kFusable>(fused, coef, m);
@@ -214,18 +176,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, Held > 0 ? 4 : 0)
 
   // Float32 and float64 softmax read back the exps the sum pass left: no shift to follow.
   with_column_shifts<kFusable && !column_keeps_exp<T, Log>()>(fused, [&](auto fused_c) {
-    if constexpr (Held > 0) {
-#pragma unroll
-      for (int h = 0; h < Held; ++h) {
-        if (h < all_steps) {
-          A x[N], o[N];
-          unpack_words<T, N>(held[h], x);
-          column_out<T, Log, Bwd, decltype(fused_c)::value>(x, x, m, coef, o);
-          store_global_whole(reinterpret_cast<P*>(out + held_offset + h * row_stride),
-                             pack_of<T>(o));
-        }
-      }
-    }
     T* go = out + first_offset;
 #pragma unroll kUnroll
     for (int k = 0; k < count; ++k, go += row_stride) {
