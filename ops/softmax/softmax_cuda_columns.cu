@@ -123,9 +123,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
 // block (in the float32 and float64 forward only within a round: beyond_a_round), and in the
-// 16-bit forward wherever the group needs a cluster: halving the cluster helped
-// the 16-bit [8, 4096, 4096] more (274 -> 256 us) than the wider tile, which helped the float32
-// forward (496 -> 481 us, 8 blocks). The backward, whose blocks stage y and dy, keeps the
+// 16-bit forward where a line-wide group needs a cluster of more than 4 blocks on a grid of
+// fewer than 8 rounds (line_pays_16bit). The backward, whose blocks stage y and dy, keeps the
 // line-wide tile (H200, once the column reductions took a thread a column, 16 blocks instead of
 // 8 of half a line: [8, 4096, 4096] float16 239 -> 218 us, float32 467 -> 406; [4096, 4096] over
 // dim 0 float32 64.2 -> 56.0, float16 alike), as do 8-byte packs (rows not 16-byte aligned, e.g.
@@ -166,6 +165,25 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const int64_t fit = int64_t(blocks_per_sm(kernel, int(tx * ty), smem)) * device_info().sm_count;
     return s.outer * ceil_div(npk, tx) > fit;
   };
+  // Rounds of the blocks that fit at once a grid of tx-pack tiles takes.
+  const auto rounds_for = [&](int64_t tx) {
+    const int64_t ty = ty_for(tx), cs = blocks_for(tx);
+    const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
+    const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), cs);
+    const int fit = column_smem_fits(smem) ? blocks_per_sm(kernel, int(tx * ty), smem) : 0;
+    return double(s.outer * ceil_div(npk, tx) * cs) / std::max(1, fit * device_info().sm_count);
+  };
+  // The 16-bit forward's line-wide tiles over a cluster: they read whole lines, where half-line
+  // tiles halve the cluster, whose blocks wait for each other. H200 kernel times, three rounds,
+  // float16 (bfloat16 alike), half line -> line: clusters of 2-4 blocks [16, 1024, 4096] 75.5 ->
+  // 69.7 us, [8, 2048, 4096] 77.9 -> 73.6; of 8, [8, 4096, 4096] (10 rounds) 157.2 -> 154.6
+  // (bfloat16 157.3 -> 156.4), but [4, 4096, 4096] (5 rounds) 82.0 -> 83.2, [2, 4096, 4096] 45.7
+  // -> 48.6, [8, 4096, 2048] 80.1 -> 81.6, [4096, 4096] over dim 0 26.9 -> 30.0. This rule on a
+  // second H200, two rounds: [16, 1024, 4096] 75.6 -> 69.9, [8, 2048, 4096] 78.5 -> 74.2, [8,
+  // 4096, 4096] float16 159.9 -> 160.1, bfloat16 156.7 -> 154.4; the rest within 0.5%.
+  const auto line_pays_16bit = [&] {
+    return blocks_for(kLine) <= 4 || rounds_for(kLine / 2) >= 8;
+  };
   int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
   if (forced_tx > 0) {
     tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
@@ -175,7 +193,7 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
     const bool one_block_pays =
         blocks_for(kLine / 2) == 1 && !(wide_forward && beyond_a_round(kLine / 2));
-    if ((sizeof(T) == 2 && !Bwd) || one_block_pays) tx = kLine / 2;
+    if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit()) || one_block_pays) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const int64_t ty = ty_for(tx), cs = blocks_for(tx);
