@@ -418,6 +418,8 @@ CUDA_INNER_CASES += [
     # the staged column tier (4b): inner in whole 16-byte packs but not whole tiles of them (40, 136
     # elements), axes for one block, a cluster of 64-byte tiles, and of 32-byte tiles
     ((2, a, i), 1) for a in (300, 9000, 20000) for i in (40, 136)] + [
+    # 16-bit forward groups in line-wide tiles over clusters of 2 and 4 blocks (line_pays_16bit)
+    ((2, 1024, 128), 1), ((2, 2048, 128), 1),
     # inner 2: narrower than any pack
     ((3, 150, 2), 1), ((2, 4097, 2), 1)]
 
