@@ -122,7 +122,7 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
 
 // Tier 4b: the group staged in shared memory, a cluster's for a long axis. Tiles of inner a
 // 128-byte line wide, except (as measured on an H100) 64 bytes where that keeps the group in one
-// block (in the float32 and float64 forward only within a round: beyond_a_round), and in the
+// block (in the float32 and float64 forward only within a round: one_block_pays), and in the
 // 16-bit forward where a line-wide group needs a cluster of more than 4 blocks on a grid of
 // fewer than 8 rounds (line_pays_16bit). The backward, whose blocks stage y and dy, keeps the
 // line-wide tile (H200, once the column reductions took a thread a column, 16 blocks instead of
@@ -151,27 +151,23 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
   };
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
-  // Whether one-block groups of tx packs would take more than one round of the blocks that fit
-  // at once. There the float32 and float64 forward keep the line-wide tile, clusters of two or
-  // more blocks a group, rather than the half line that one block holds; within one round the
-  // single blocks won. H100 kernel times, float32: [32, 1000, 14, 14] 27.9 -> 26.0-26.9 us (416
-  // blocks of half a line, 396 at once), [16, 600, 1024] 30.1 -> 29.4; halved, [8, 1024, 512]
-  // 15.3 (16.0 line-wide), [16, 768, 256] 12.8 (13.5). float64 line-wide: [32, 1000, 14, 14]
-  // 44.2 -> 42.8, [8, 1024, 512] 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
-  const auto beyond_a_round = [&](int64_t tx) {
-    const int64_t ty = ty_for(tx), seg = ceil_div(s.axis, ty) * ty;
-    const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), 1);
-    if (!column_smem_fits(smem)) return false;
-    const int64_t fit = int64_t(blocks_per_sm(kernel, int(tx * ty), smem)) * device_info().sm_count;
-    return s.outer * ceil_div(npk, tx) > fit;
+  // A group's layout at tx packs: TY steps a block, CS blocks, a block's seg steps and shared
+  // memory.
+  struct Layout {
+    int64_t ty, cs, seg, smem;
   };
-  // Rounds of the blocks that fit at once a grid of tx-pack tiles takes.
-  const auto rounds_for = [&](int64_t tx) {
+  const auto layout_for = [&](int64_t tx) {
     const int64_t ty = ty_for(tx), cs = blocks_for(tx);
     const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-    const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), cs);
-    const int fit = column_smem_fits(smem) ? blocks_per_sm(kernel, int(tx * ty), smem) : 0;
-    return double(s.outer * ceil_div(npk, tx) * cs) / std::max(1, fit * device_info().sm_count);
+    return Layout{ty, cs, seg, column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), cs)};
+  };
+  // Rounds of the blocks that fit at once a grid of tx-pack tiles takes (0: its stage does not
+  // fit).
+  const auto rounds_for = [&](int64_t tx) {
+    const Layout g = layout_for(tx);
+    if (!column_smem_fits(g.smem)) return 0.0;
+    const int fit = blocks_per_sm(kernel, int(tx * g.ty), g.smem) * device_info().sm_count;
+    return double(s.outer * ceil_div(npk, tx) * g.cs) / double(fit);
   };
   // The 16-bit forward's line-wide tiles over a cluster: they read whole lines, where half-line
   // tiles halve the cluster, whose blocks wait for each other. H200 kernel times, three rounds,
@@ -190,16 +186,22 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
     tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
   } else if (tx == kLine && blocks_for(kLine) > 1) {
+    // One block of half a line, where the float32 and float64 forward's one-block groups take
+    // at most one round of the blocks that fit at once; beyond it they keep the line-wide tile,
+    // clusters of two or more blocks a group (within one round the single blocks won). H100 kernel
+    // times, float32: [32, 1000, 14, 14] 27.9 -> 26.0-26.9 us (416 blocks of half a line, 396 at
+    // once), [16, 600, 1024] 30.1 -> 29.4; halved, [8, 1024, 512] 15.3 (16.0 line-wide), [16,
+    // 768, 256] 12.8 (13.5). float64 line-wide: [32, 1000, 14, 14] 44.2 -> 42.8, [8, 1024, 512]
+    // 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
     const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
     const bool one_block_pays =
-        blocks_for(kLine / 2) == 1 && !(wide_forward && beyond_a_round(kLine / 2));
+        blocks_for(kLine / 2) == 1 && !(wide_forward && rounds_for(kLine / 2) > 1);
     if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit()) || one_block_pays) tx = kLine / 2;
   }
   while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
-  const int64_t ty = ty_for(tx), cs = blocks_for(tx);
+  const Layout layout = layout_for(tx);
+  const int64_t ty = layout.ty, cs = layout.cs, seg = layout.seg, smem = layout.smem;
   const int threads = int(tx * ty);
-  const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
-  const int64_t smem = column_staged_smem<T, N, Bwd>(seg, int(tx), threads, cs);
   if (!column_smem_fits(smem)) return false;
   allow_dynamic_smem(kernel, smem);
   // The forward's copies by the bulk tensor copy engine (sm_90, 16-byte packs) where the grid's
