@@ -64,7 +64,8 @@ ColumnPlan column_register_plan(SoftmaxShape s, bool narrow_packs, bool small_bl
   const int64_t steps = ceil_div(s.axis, packs);  // threads along the axis, over the cluster
   // Packs along inner: as many as the block has room for beside the axis, at least 2 (a
   // 32-byte sector per step for 16-byte packs).
-  const int64_t want_tx = std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
+  const int64_t want_tx =
+      std::min<int64_t>(next_pow2(npk), std::max<int64_t>(min_tx, block_threads / steps));
   int64_t tx = 1;
   while (tx * 2 <= want_tx) tx *= 2;
   const int64_t cs = ceil_div(steps, block_threads / tx);
