@@ -25,7 +25,12 @@
 # (default torch,compile,liger), in AB_BENCH_DTYPES (default float16,bfloat16,float32): some rows of
 # a few MiB read 20-25% slower in softmax_tune's isolated runs than in the sweep, whose regime the
 # benchmark with torch.compile and Liger beside us reproduces (docs/DESIGN.md). Liger comes from a
-# carried .whl/liger_kernel-*.whl (contender_wheels.sh pack).
+# carried .whl/liger_kernel-*.whl (contender_wheels.sh pack). AB_NEW_WHEEL=WHEEL installs that as
+# the new build instead of building the working tree: with AB_BASE_WHEEL too, nothing builds on
+# the GPU machine (wheels built here and carried). AB_ROUNDS=N times every build and setting N
+# times, alternating (tags TAG.rK), so that the machine's drift spreads over all of them;
+# AB_DEADLINE=S starts no run S seconds or more after `run` began, so that a call returns what it
+# finished. The run ends with a summary: each case's µs (ours) a build or setting, round by round.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -38,9 +43,15 @@ case "${1:-}" in
     ;;
   run)
     shift
-    base_wheel=${AB_BASE_WHEEL:-}
-    if [ -n "$base_wheel" ]; then
-      [ -d "$base_wheel" ] && base_wheel=$(ls "$base_wheel"/minitensor-*.whl 2>/dev/null | head -1)
+    # A carried wheel: the file itself, or the first minitensor wheel in a folder.
+    find_wheel() {
+      if [ -d "$1" ]; then ls "$1"/minitensor-*.whl 2>/dev/null | head -1; else echo "$1"; fi
+    }
+    base_wheel=${AB_BASE_WHEEL:+$(find_wheel "$AB_BASE_WHEEL")}
+    new_wheel=${AB_NEW_WHEEL:+$(find_wheel "$AB_NEW_WHEEL")}
+    [ -z "${AB_NEW_WHEEL:-}" ] || [ -f "$new_wheel" ] ||
+      { echo "AB_NEW_WHEEL: no minitensor wheel at ${AB_NEW_WHEEL}" >&2; exit 2; }
+    if [ -n "${AB_BASE_WHEEL:-}" ]; then
       [ -f "$base_wheel" ] || { echo "AB_BASE_WHEEL: no minitensor wheel at ${AB_BASE_WHEEL}" >&2; exit 2; }
     else
       [ -f "$base/CMakeLists.txt" ] || { echo "no base tree: run 'bash scripts/gpu_ab.sh prepare' first" >&2; exit 2; }
@@ -50,15 +61,22 @@ case "${1:-}" in
     # Cores a build: all of them for the working tree alone, else shared by the trees built at once.
     alt_flags=()
     [ -n "${AB_ALT_FLAGS:-}" ] && IFS='|' read -r -a alt_flags <<<"$AB_ALT_FLAGS"
-    builds=$((1 + ${#alt_flags[@]}))
+    builds=${#alt_flags[@]}
+    [ -z "$new_wheel" ] && builds=$((builds + 1))
     [ -z "$base_wheel" ] && builds=$((builds + 1))
+    [ "$builds" -gt 0 ] || builds=1
     cores=$(( $(nproc) / builds > 0 ? $(nproc) / builds : 1 ))
     build() {  # source folder, wheel folder, log
       (cd "$1" && CMAKE_BUILD_PARALLEL_LEVEL=$cores python3 -m pip wheel --no-build-isolation --no-deps \
         -w "$2" . >"$3" 2>&1) || { tail -40 "$3"; return 1; }
     }
     rm -rf /tmp/ab_wheel_new /tmp/ab_wheel_base
-    build "$repo" /tmp/ab_wheel_new /tmp/ab_build_new.log & new_pid=$!
+    new_pid=
+    if [ -z "$new_wheel" ]; then
+      build "$repo" /tmp/ab_wheel_new /tmp/ab_build_new.log & new_pid=$!
+    else
+      mkdir -p /tmp/ab_wheel_new && cp "$new_wheel" /tmp/ab_wheel_new/
+    fi
     base_pid=
     if [ -z "$base_wheel" ]; then
       # The base builds in a copy of its own: scikit-build-core keeps its build folder in the source.
@@ -77,7 +95,7 @@ case "${1:-}" in
         alt_pids+=($!)
       done
     fi
-    wait $new_pid || exit 1
+    [ -z "$new_pid" ] || wait "$new_pid" || exit 1
     if [ -n "$base_pid" ]; then
       wait "$base_pid" || exit 1
     else
@@ -135,17 +153,35 @@ for r in csv.DictReader(open(sys.argv[2])):
         python3 "$repo/tools/softmax_tune.py" "$@" 2>&1 | grep -v -i "warn"
       fi
     }
-    PYTHONPATH=/tmp/mt_base tune --tag base "$@"
-    tune --tag new "$@"
-    for tag in "${alts[@]}"; do PYTHONPATH=/tmp/mt_$tag tune --tag "$tag" "$@"; done
-    for setting in ${AB_SETTINGS:-}; do
-      # shellcheck disable=SC2046
-      (export $(echo "$setting" | tr ',' ' ') && tune --tag "${setting#MT_SOFTMAX_}" "$@")
+    # The sides: a tag, where its package is installed (empty: the new build, in site-packages)
+    # and its tuning overrides (a setting of AB_SETTINGS, on the new build).
+    sides=("base|/tmp/mt_base|" "new||")
+    for tag in "${alts[@]}"; do sides+=("$tag|/tmp/mt_$tag|"); done
+    for setting in ${AB_SETTINGS:-}; do sides+=("${setting#MT_SOFTMAX_}||$setting"); done
+    rounds=${AB_ROUNDS:-1}
+    : >/tmp/ab_times.log
+    for ((round = 1; round <= rounds; round++)); do
+      for side in "${sides[@]}"; do
+        IFS='|' read -r tag path setting <<<"$side"
+        if [ -n "${AB_DEADLINE:-}" ] && [ $(( $(date +%s) - start )) -ge "$AB_DEADLINE" ]; then
+          echo "== AB_DEADLINE: stopped before $tag, round $round"
+          break 2
+        fi
+        [ "$rounds" -gt 1 ] && tag=$tag.r$round
+        (
+          [ -n "$path" ] && export PYTHONPATH=$path
+          # shellcheck disable=SC2046
+          [ -n "$setting" ] && export $(echo "$setting" | tr ',' ' ')
+          tune --tag "$tag" "$@"
+        ) | tee -a /tmp/ab_times.log
+      done
     done
+    echo "== summary (our µs, each side's rounds in order)"
+    python3 "$repo/scripts/ab_summary.py" /tmp/ab_times.log
     echo "== done: $(( $(date +%s) - start )) s"
     ;;
   *)
-    sed -n '2,28p' "$0"
+    sed -n '2,33p' "$0"
     exit 2
     ;;
 esac
