@@ -138,9 +138,12 @@ template <typename T, int N, bool Log, bool Bwd>
 bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   constexpr int64_t kPackBytes = N * int64_t(sizeof(T)), kLine = 128 / kPackBytes;  // packs a line
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
-  static const int64_t budget = int64_t(env_int("MT_SOFTMAX_STAGED_KB", 64)) * 1024;
-  static const int max_threads = std::clamp(
-      next_pow2(env_int("MT_SOFTMAX_STAGED_THREADS", kColumnMaxThreads)), 32, kColumnMaxThreads);
+  static const int forced_kb = env_int("MT_SOFTMAX_STAGED_KB", 0);
+  static const int forced_threads = env_int("MT_SOFTMAX_STAGED_THREADS", 0);
+  // The stage a block aims for and its most threads: 64 KB and 256 unless forced (or below).
+  int64_t budget = int64_t(forced_kb > 0 ? forced_kb : 64) * 1024;
+  int max_threads = std::clamp(next_pow2(forced_threads > 0 ? forced_threads : kColumnMaxThreads),
+                               32, kColumnMaxThreads);
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
   const auto ty_for = [&](int64_t tx) {
@@ -181,25 +184,43 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   const auto line_pays_16bit = [&] {
     return blocks_for(kLine) <= 4 || rounds_for(kLine / 2) >= 8;
   };
-  int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
-  if (forced_tx > 0) {
-    tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
-  } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
-    tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
-  } else if (tx == kLine && blocks_for(kLine) > 1) {
-    // One block of half a line, where the float32 and float64 forward's one-block groups take
-    // at most one round of the blocks that fit at once; beyond it they keep the line-wide tile,
-    // clusters of two or more blocks a group (within one round the single blocks won). H100 kernel
-    // times, float32: [32, 1000, 14, 14] 27.9 -> 26.0-26.9 us (416 blocks of half a line, 396 at
-    // once), [16, 600, 1024] 30.1 -> 29.4; halved, [8, 1024, 512] 15.3 (16.0 line-wide), [16,
-    // 768, 256] 12.8 (13.5). float64 line-wide: [32, 1000, 14, 14] 44.2 -> 42.8, [8, 1024, 512]
-    // 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
-    const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
-    const bool one_block_pays =
-        blocks_for(kLine / 2) == 1 && !(wide_forward && rounds_for(kLine / 2) > 1);
-    if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit()) || one_block_pays) tx = kLine / 2;
+  // The tile width for the budget and block size in force.
+  const auto pick_tx = [&] {
+    int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
+    if (forced_tx > 0) {
+      tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
+    } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
+      tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
+    } else if (tx == kLine && blocks_for(kLine) > 1) {
+      // One block of half a line, where the float32 and float64 forward's one-block groups take
+      // at most one round of the blocks that fit at once; beyond it they keep the line-wide
+      // tile, clusters of two or more blocks a group (within one round the single blocks won).
+      // H100 kernel times, float32: [32, 1000, 14, 14] 27.9 -> 26.0-26.9 us (416 blocks of half
+      // a line, 396 at once), [16, 600, 1024] 30.1 -> 29.4; halved, [8, 1024, 512] 15.3 (16.0
+      // line-wide), [16, 768, 256] 12.8 (13.5). float64 line-wide: [32, 1000, 14, 14] 44.2 ->
+      // 42.8, [8, 1024, 512] 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
+      const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
+      const bool one_block_pays =
+          blocks_for(kLine / 2) == 1 && !(wide_forward && rounds_for(kLine / 2) > 1);
+      if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit()) || one_block_pays) tx = kLine / 2;
+    }
+    while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
+    return tx;
+  };
+  int64_t tx = pick_tx();
+  // The 16-bit forward on a short grid (its blocks at most two rounds of those that fit at once)
+  // takes blocks of 128 threads and 32 KB stages, twice as many an SM, so that one block's copies
+  // overlap another's passes: H200 kernel times, three rounds, float16 (bfloat16 alike), the
+  // knobs against the default: [4096, 4096] over dim 0 26.9 -> 26.3-26.6 us, [3072, 4096] 21.7 ->
+  // 20.9-21.0, [2048, 4096] 16.8-17.8 -> 15.8-16.0, [8, 150, 128, 128] 22.1 -> 21.4, [64, 128,
+  // 56, 56] (~2.4 rounds, left out) 27.6 -> 27.4; on long grids it doubles the clusters and lost
+  // ([8, 4096, 4096] 155.9 -> 187.0, [8, 2048, 4096] 73.9 -> 78.5).
+  if (sizeof(T) == 2 && !Bwd && kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 &&
+      forced_tx <= 0 && rounds_for(tx) <= 2.0) {
+    budget = 32 * 1024;
+    max_threads = 128;
+    tx = pick_tx();
   }
-  while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
   const Layout layout = layout_for(tx);
   const int64_t ty = layout.ty, cs = layout.cs, seg = layout.seg, smem = layout.smem;
   const int threads = int(tx * ty);
