@@ -213,8 +213,8 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // overlap another's passes: H200 kernel times, three rounds, float16 (bfloat16 alike), the
   // knobs against the default: [4096, 4096] over dim 0 26.9 -> 26.3-26.6 us, [3072, 4096] 21.7 ->
   // 20.9-21.0, [2048, 4096] 16.8-17.8 -> 15.8-16.0, [8, 150, 128, 128] 22.1 -> 21.4, [64, 128,
-  // 56, 56] (~2.4 rounds, left out) 27.6 -> 27.4; on long grids it doubles the clusters and lost
-  // ([8, 4096, 4096] 155.9 -> 187.0, [8, 2048, 4096] 73.9 -> 78.5).
+  // 56, 56] (~2.4 rounds by estimate: left out) 27.6 -> 27.4; on long grids it doubles the clusters
+  // and lost ([8, 4096, 4096] 155.9 -> 187.0, [8, 2048, 4096] 73.9 -> 78.5).
   if (sizeof(T) == 2 && !Bwd && kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 &&
       forced_tx <= 0 && rounds_for(tx) <= 2.0) {
     budget = 32 * 1024;
