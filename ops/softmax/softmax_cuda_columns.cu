@@ -208,15 +208,20 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     return tx;
   };
   int64_t tx = pick_tx();
-  // The 16-bit forward on a short grid (its blocks at most two rounds of those that fit at once)
-  // takes blocks of 128 threads and 32 KB stages, twice as many an SM, so that one block's copies
-  // overlap another's passes: H200 kernel times, three rounds, float16 (bfloat16 alike), the
-  // knobs against the default: [4096, 4096] over dim 0 26.9 -> 26.3-26.6 us, [3072, 4096] 21.7 ->
-  // 20.9-21.0, [2048, 4096] 16.8-17.8 -> 15.8-16.0, [8, 150, 128, 128] 22.1 -> 21.4, [64, 128,
-  // 56, 56] (~2.4 rounds by estimate: left out) 27.6 -> 27.4; on long grids it doubles the clusters
-  // and lost ([8, 4096, 4096] 155.9 -> 187.0, [8, 2048, 4096] 73.9 -> 78.5).
-  if (sizeof(T) == 2 && !Bwd && kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 &&
-      forced_tx <= 0 && rounds_for(tx) <= 2.0) {
+  // The forward on a short grid (16-bit: its blocks at most two rounds of those that fit at once;
+  // float32 and float64: four) takes blocks of 128 threads and 32 KB stages, twice as many an SM,
+  // so that one block's copies overlap another's passes. H200 kernel times, built, three rounds
+  // against main, float16 (bfloat16 alike): [4096, 4096] over dim 0 26.9 -> 26.3, [3072, 4096]
+  // 21.4 -> 20.7, [2048, 4096] 16.6 -> 15.6-16.4, [8, 150, 128, 128] 22.1 -> 21.6, [16, 512,
+  // 1024] 13.5 -> 13.3; left out, [64, 128, 56, 56] (~2.4 rounds) read 27.6 -> 27.4 by the knobs,
+  // and long grids, where the halved stages double the clusters, lost ([8, 4096, 4096] 155.9 ->
+  // 187.0, [8, 2048, 4096] 73.9 -> 78.5). float32 / float64 by the knobs, two rounds: [2048,
+  // 4096] over dim 0 24.3 -> 21.8 / 45.8 -> 43.8, [32, 1000, 14, 14] 21.7 -> 20.7 / 37.3 -> 36.2,
+  // [16, 600, 1024] 22.2 -> 21.9 / 46.0 -> 43.1, [16, 512, 1024] 19.8 -> 19.2 / 39.8 -> 37.9; tied
+  // on [64, 128, 56, 56], lost on [8, 4096, 4096] (286.5 -> 287.2 / 588.0 -> 592.5).
+  const double short_grid_rounds = sizeof(T) == 2 ? 2.0 : 4.0;
+  if (!Bwd && kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 && forced_tx <= 0 &&
+      rounds_for(tx) <= short_grid_rounds) {
     budget = 32 * 1024;
     max_threads = 128;
     tx = pick_tx();
