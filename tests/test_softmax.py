@@ -469,8 +469,8 @@ def test_cuda_tiers(case, log, dtype, rng):
 def test_cuda_staged_columns_under_copy_overrides(setting):
     """Tier 4b's cases with its threads' own cp.async copies everywhere, with the bulk tensor
     copy engine wherever it can run (by default it takes only float32 and float64 forward cases
-    of few rounds), and with 64 KB stages of 256 threads on the 16-bit forward's short grids too
-    (which by default take 128 threads and 32 KB)."""
+    of few rounds), and with 64 KB stages of 256 threads on short grids too (whose forward, and
+    backward over clusters of 2-8 blocks, take 128 threads and 32 KB by default)."""
     rerun_under_override(setting,
                          "(test_cuda_tiers or test_cuda_backward_tiers) and (x128x or x150x or x300x "
                          "or x1000x or x4096x or x8192x or x9000x or x16384x or x20000x) "

@@ -208,23 +208,39 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
     return tx;
   };
   int64_t tx = pick_tx();
-  // The forward on a short grid (16-bit: its blocks at most two rounds of those that fit at once;
-  // float32 and float64: four) takes blocks of 128 threads and 32 KB stages, twice as many an SM,
-  // so that one block's copies overlap another's passes. H200 kernel times, built, three rounds
-  // against main, float16 (bfloat16 alike): [4096, 4096] over dim 0 26.9 -> 26.3, [3072, 4096]
-  // 21.4 -> 20.7, [2048, 4096] 16.6 -> 15.6-16.4, [8, 150, 128, 128] 22.1 -> 21.6, [16, 512,
-  // 1024] 13.5 -> 13.3; left out, [64, 128, 56, 56] (~2.4 rounds) read 27.6 -> 27.4 by the knobs,
-  // and long grids, where the halved stages double the clusters, lost ([8, 4096, 4096] 155.9 ->
-  // 187.0, [8, 2048, 4096] 73.9 -> 78.5). float32 / float64 by the knobs, two rounds: [2048,
-  // 4096] over dim 0 24.3 -> 21.8 / 45.8 -> 43.8, [32, 1000, 14, 14] 21.7 -> 20.7 / 37.3 -> 36.2,
-  // [16, 600, 1024] 22.2 -> 21.9 / 46.0 -> 43.1, [16, 512, 1024] 19.8 -> 19.2 / 39.8 -> 37.9; tied
-  // on [64, 128, 56, 56], lost on [8, 4096, 4096] (286.5 -> 287.2 / 588.0 -> 592.5).
-  const double short_grid_rounds = sizeof(T) == 2 ? 2.0 : 4.0;
-  if (!Bwd && kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 && forced_tx <= 0 &&
-      rounds_for(tx) <= short_grid_rounds) {
+  // Short grids take blocks of 128 threads and 32 KB stages, twice as many an SM, so that one
+  // block's copies overlap another's passes. H200 kernel times against the 64 KB stages of 256
+  // threads, two or three rounds (BENCHMARKS.md, forty-fifth and forty-sixth sessions):
+  // - The forward whose blocks take at most two rounds of those that fit at once (16-bit) or four
+  //   (float32, float64). float16 (bfloat16 alike): [4096, 4096] over dim 0 26.9 -> 26.3 us,
+  //   [3072, 4096] 21.4 -> 20.7, [2048, 4096] 16.6 -> 15.6-16.4, [8, 150, 128, 128] 22.1 -> 21.6;
+  //   float32 / float64: [2048, 4096] over dim 0 24.5 -> 21.6 / 45.8 -> 43.7, [1536, 4096] 18.7
+  //   -> 16.7 / 36.8 -> 33.8, [16, 512, 1024] 20.0 -> 19.2 / 39.9 -> 37.7, [32, 1000, 14, 14]
+  //   float64 37.5 -> 36.4. Long grids, where the halved stages double the clusters, lost
+  //   (float16 [8, 4096, 4096] 155.9 -> 187.0, [8, 2048, 4096] 73.9 -> 78.5; float64 [8, 4096,
+  //   4096] 588 -> 592); [64, 128, 56, 56] (~2.4 rounds in 16-bit) tied.
+  // - The backward on grids of a round or more where the halved stages take line-wide tiles over
+  //   clusters of 2-8 blocks (by default: half-line tiles of one block, or line-wide ones over
+  //   fewer blocks). float32 / float16 / float64: [16, 512, 1024] 30.7 -> 27.6 / 17.4 -> 16.4 /
+  //   58.1 -> 50.4, [4, 512, 4096] 31.0 -> 27.7 / 17.0 -> 16.0 / 58.9 -> 52.0, [64, 384, 256]
+  //   24.5 -> 21.9 / 14.0 -> 14.3 / 44.3 -> 38.7, [16, 600, 1024] 32.5 -> 31.5 / 20.3 -> 19.1 /
+  //   60.6 -> 59.3. Where they would take half-line tiles of one block ([32, 256, 1024] 27.7 ->
+  //   30.3, [8, 150, 128, 128] 59.5 -> 67.8), clusters of 16 ([2048, 4096] over dim 0 float16
+  //   18.0 -> 20.6) or less than a round ([512, 4096] over dim 0 float16 6.5 -> 6.9) they lost.
+  const double rounds = rounds_for(tx);
+  if (kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 && forced_tx <= 0 &&
+      (Bwd ? rounds >= 1.0 : rounds <= (sizeof(T) == 2 ? 2.0 : 4.0))) {
+    const int64_t default_budget = budget, default_tx = tx;
+    const int default_threads = max_threads;
     budget = 32 * 1024;
     max_threads = 128;
     tx = pick_tx();
+    const int64_t halved_blocks = blocks_for(tx);
+    if (Bwd && (tx != kLine || halved_blocks < 2 || halved_blocks > 8)) {  // keep the default
+      budget = default_budget;
+      max_threads = default_threads;
+      tx = default_tx;
+    }
   }
   const Layout layout = layout_for(tx);
   const int64_t ty = layout.ty, cs = layout.cs, seg = layout.seg, smem = layout.smem;
