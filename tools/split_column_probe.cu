@@ -4,7 +4,7 @@
 // while the tensor fits it) and writes the output. Timed with CUDA events (caches flushed before
 // each rep) beside a plain copy of the same bytes and a read-only pass.
 //
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o /tmp/split_column_probe tools/split_column_probe.cu
+//   nvcc -std=c++17 -arch=sm_90 -O3 -I. -o /tmp/split_column_probe tools/split_column_probe.cu
 //   /tmp/split_column_probe
 //
 // What it showed on an H200 (forty-sixth session, BENCHMARKS.md): the two kernels took 36-44 us
@@ -17,18 +17,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    const cudaError_t e = (call);                                                         \
-    if (e != cudaSuccess) {                                                               \
-      std::printf("%s failed at line %d: %s\n", #call, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "tools/tool_cuda_check.h"
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -73,26 +67,34 @@ struct Pack<__half> {
   }
 };
 
-__device__ __forceinline__ uint4 ld_last(const uint4* p) {
-  uint4 u;
-  asm volatile(
-      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
-      "ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], pol; }"
-      : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-      : "l"(p));
-  return u;
+// The probe's L2 policies: evict_last for kernel 1's reads (kept for kernel 2), evict_first for
+// kernel 2's (read for the last time).
+__device__ __forceinline__ uint64_t l2_policy(bool keep) {
+  uint64_t pol;
+  if (keep) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
 }
-__device__ __forceinline__ uint4 ld_first(const uint4* p) {
+__device__ __forceinline__ uint4 ld_hinted(const uint4* p, uint64_t pol) {
   uint4 u;
-  asm volatile(
-      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
-      "ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], pol; }"
-      : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-      : "l"(p));
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "l"(p), "l"(pol));
   return u;
 }
 __device__ __forceinline__ uint4 ld_plain(const uint4* p) { return __ldg(p); }
 __device__ __forceinline__ void st_cs(uint4* p, uint4 u) { __stcs(p, u); }
+
+// A batch of B steps of a thread's column, TY apart, from step a (those past a1 left unset).
+template <int B>
+__device__ __forceinline__ void load_batch(uint4 (&u)[B], const uint4* base, long packs, long a,
+                                           int TY, long a1, bool hinted, uint64_t pol) {
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    const long r = a + long(b) * TY;
+    if (r < a1) u[b] = hinted ? ld_hinted(base + r * packs, pol) : ld_plain(base + r * packs);
+  }
+}
 
 struct Cfg {
   long outer, axis, inner;
@@ -117,15 +119,12 @@ __global__ void stats_kernel(const T* __restrict__ x, float2* __restrict__ part,
   const long a0 = long(blockIdx.y) * chunk, a1 = min(axis, a0 + chunk);
   float m[N], s[N];
   for (int i = 0; i < N; ++i) m[i] = -INFINITY, s[i] = 0.f;
+  const uint64_t pol = l2_policy(true);
   if (pc < packs) {
     const uint4* base = reinterpret_cast<const uint4*>(x + o * axis * inner) + pc;
     for (long a = a0 + ty; a < a1; a += long(B) * TY) {
       uint4 u[B];
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const long r = a + long(b) * TY;
-        if (r < a1) u[b] = (hints & 1) ? ld_last(base + r * packs) : ld_plain(base + r * packs);
-      }
+      load_batch<B>(u, base, packs, a, TY, a1, hints & 1, pol);
       float v[B][N];
 #pragma unroll
       for (int b = 0; b < B; ++b) {
@@ -209,15 +208,12 @@ __global__ void apply_kernel(const T* __restrict__ x, T* __restrict__ y,
     const float2 st = stats[o * inner + pc * N + i];
     ms[i] = st.x, inv[i] = st.y;
   }
+  const uint64_t pol = l2_policy(false);
   const uint4* base = reinterpret_cast<const uint4*>(x + o * axis * inner) + pc;
   uint4* out = reinterpret_cast<uint4*>(y + o * axis * inner) + pc;
   for (long a = a0 + ty; a < a1; a += long(B) * TY) {
     uint4 u[B];
-#pragma unroll
-    for (int b = 0; b < B; ++b) {
-      const long r = a + long(b) * TY;
-      if (r < a1) u[b] = (hints & 2) ? ld_first(base + r * packs) : ld_plain(base + r * packs);
-    }
+    load_batch<B>(u, base, packs, a, TY, a1, hints & 2, pol);
 #pragma unroll
     for (int b = 0; b < B; ++b) {
       const long r = a + long(b) * TY;

@@ -19,17 +19,9 @@
 #include <cstdlib>
 
 #include "ops/common/async_copy.cuh"
+#include "tools/tool_cuda_check.h"
 
 namespace cg = cooperative_groups;
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    const cudaError_t e = (call);                                                    \
-    if (e != cudaSuccess) {                                                          \
-      std::printf("%s failed at line %d: %s\n", #call, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 constexpr int kReps = 5;
 
