@@ -555,6 +555,9 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((2, 4096, 7), 1), ((2, 21, 3136), 1), ((2, 513, 196), 1),
                                   ((2, 8193, 5), 1), ((1, 40000, 3), 1), ((2, 300, 136), 1),
                                   ((2, 9000, 40), 1),
+                                  # tier 4b's backward over a grid of a round or more: 128-thread
+                                  # blocks, 32 KB stages, line-wide tiles over 4 blocks
+                                  ((32, 512, 512), 1),
                                   # many rows a narrow block of more than 512 threads would hold:
                                   # the wide packs instead (float32 at 8191, 16-bit at 12290)
                                   ((300, 8191), 1), ((300, 12290), 1),
