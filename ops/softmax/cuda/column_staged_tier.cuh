@@ -56,10 +56,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads)
   __shared__ uint64_t landed[2];  // the cluster's exchanges
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  // The block's group and rank in it, the group's outer index and tile (as tier 4a's).
-  const unsigned cs = blocks.divisor, group = blocks.quotient(blockIdx.x);
-  const unsigned rank = blocks.remainder(blockIdx.x, group);
-  const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);
+  const auto [cs, rank, slab, tile] = column_block(tiles, blocks);
   const int64_t first = int64_t(rank) * seg;  // the block's first step
   const int64_t col = (int64_t(tile) * TX + tx) * N;
   // Steps this thread stages (none for a pack past inner, or a block past the axis).

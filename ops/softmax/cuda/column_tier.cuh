@@ -247,6 +247,18 @@ constexpr int column_kernel_min_blocks() {
   return sizeof(T) == 2 && R > 4 && !Bwd ? 3 : 4;
 }
 
+// A column block's place (tiers 4a and 4b): its group's blocks, its rank in the group, and the
+// group's outer index (slab) and tile along inner; multiplies, not divisions (fast_divide.h).
+struct ColumnBlock {
+  unsigned cs, rank, slab, tile;
+};
+__device__ __forceinline__ ColumnBlock column_block(FastDivisor tiles, FastDivisor blocks) {
+  const unsigned group = blocks.quotient(blockIdx.x);
+  const unsigned rank = blocks.remainder(blockIdx.x, group);
+  const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);
+  return {blocks.divisor, rank, slab, tile};
+}
+
 // a: x (forward) or y (backward); b: dy (backward). Packs of N elements: N divides inner and every
 // pointer is aligned to a pack (the host picks N), so a pack is wholly inside the tensor or wholly
 // past its end, and every access is one load or store (element-wise fallbacks for partial packs
@@ -266,11 +278,7 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
   __shared__ uint64_t landed[2];
   const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
   const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  // The block's group and rank in it, the group's outer index and tile: multiplies, not
-  // divisions (fast_divide.h).
-  const unsigned cs = blocks.divisor, group = blocks.quotient(blockIdx.x);
-  const unsigned rank = blocks.remainder(blockIdx.x, group);
-  const unsigned slab = tiles.quotient(group), tile = tiles.remainder(group, slab);
+  const auto [cs, rank, slab, tile] = column_block(tiles, blocks);
   const int64_t first = int64_t(rank) * TY * R + ty;  // this thread's first step
   const int64_t col = (int64_t(tile) * TX + tx) * N;
   const int64_t base = int64_t(slab) * axis * inner;
