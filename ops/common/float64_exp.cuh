@@ -5,13 +5,15 @@
 // immediates that the register-starved kernels rebuild with two moves each for every element,
 // and a branch (BSSY / BSYNC) guards its overflow and underflow ranges. Here the constants sit in
 // constant memory, loaded once into uniform registers that every DFMA reads, and the range is
-// clamped by selects: 26 instructions an element (with the subtract of the max), no branch.
+// clamped by selects: 24 instructions an element (with the subtract of the max), no branch.
 //
-// d = n ln2 + r with n = round(d / ln2), |r| <= ln2 / 2; exp(r) by its Taylor series to r^13
-// (the next term is under 6e-18 of it; to r^12 it was up to 2.3 ulp off), times 2^n. Within 0.85
-// ulp of exp(d) for -707 <= d <= 0 (42,000 arguments against a 40-digit exp, the fmas emulated
-// exactly); below -707 (and -inf) it gives 0 where exp() gives values under 1e-307; NaN stays
-// NaN. Arguments past 700 are out of its range: a log_softmax backward's y, which may be
+// d = n ln2 + r with n = round(d / ln2), |r| <= ln2 / 2; exp(r) by a polynomial of degree 11,
+// minimax in relative error on that interval (Remez exchange in 300-bit arithmetic: 3.1e-18),
+// times 2^n. Taylor's series needs degree 13 for the same accuracy (to r^12 it was up to 2.3 ulp
+// off; a minimax of degree 10 is 2.9): two fmas an exp fewer. Within 0.88 ulp of exp(d) for -707
+// <= d <= 0 (42,000 arguments against a 200-bit exp, the fmas emulated exactly; the degree-13
+// Taylor series 0.80); below -707 (and -inf) it gives 0 where exp() gives values under 1e-307;
+// NaN stays NaN. Arguments past 700 are out of its range: a log_softmax backward's y, which may be
 // anything, takes exp().
 //
 // The tiers that measured faster with it ask for it (elem_exp's Fast for float64); the rest keep
@@ -34,14 +36,13 @@ namespace mt {
 namespace float64_exp_detail {
 
 // log2(e); 1.5 * 2^52, whose addition rounds to an integer held in the low word; ln2 in two
-// parts, the first of 42 bits (n times it is exact for |n| < 2^11); then 1/k! for k = 13 down
-// to 0 (Horner's order).
-static __constant__ double kConstants[18] = {
+// parts, the first of 42 bits (n times it is exact for |n| < 2^11); then the polynomial's
+// coefficients of r^11 down to r^0 (Horner's order; near 1/k!).
+static __constant__ double kConstants[16] = {
     0x1.71547652b82fep+0,  0x1.8p+52,            0x1.62e42fefa3800p-1, 0x1.ef35793c76730p-45,
-    0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29, 0x1.ae64567f544e4p-26, 0x1.27e4fb7789f5cp-22,
-    0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16, 0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10,
-    0x1.1111111111111p-7,  0x1.5555555555555p-5,  0x1.5555555555555p-3,  0x1.0p-1,
-    0x1.0p+0,              0x1.0p+0,
+    0x1.ad661c903688bp-26, 0x1.28b311c7eb84fp-22, 0x1.71df4520aaeebp-19, 0x1.a01992d0fe736p-16,
+    0x1.a01a0110572b2p-13, 0x1.6c16c1878111cp-10, 0x1.1111111130dd6p-7,  0x1.555555554f370p-5,
+    0x1.55555555554a2p-3,  0x1.0000000000010p-1, 0x1.0p+0,              0x1.0p+0,
 };
 
 }  // namespace float64_exp_detail
@@ -57,7 +58,7 @@ __device__ __forceinline__ double exp_nonpositive(double d) {
   r = fma(nd, -c[3], r);
   double p = c[4];
 #pragma unroll
-  for (int k = 5; k < 18; ++k) p = fma(p, r, c[k]);
+  for (int k = 5; k < 16; ++k) p = fma(p, r, c[k]);
   // 2^n as a double of its own (n + 1023 is a normal exponent for -1022 <= n <= 1023): a product,
   // not an add to p's exponent bits, so that a NaN p stays NaN. Below the range the factor is 0
   // (p is finite there): one select of its high word, not two of the result's.
