@@ -516,6 +516,44 @@ def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
+                                   (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)],
+                         ids=str)
+def test_cuda_rows_with_nan(shape, log, dtype, rng):
+    """A NaN turns its whole row into NaNs, as in torch, in every row tier: a NaN among finite
+    values; a NaN inside a stretch of -inf that covers whole lanes, blocks or blocks of a cluster
+    (groups that see only -inf skip their exps: the NaN must not be skipped with them); +inf
+    (inf - inf is NaN). The other rows stay exact."""
+    data = random_input(rng, shape)
+    cols = shape[1]
+    data[0, rng.integers(cols)] = np.nan
+    data[1, : int(cols * 0.6)] = -np.inf
+    data[1, rng.integers(int(cols * 0.6))] = np.nan
+    data[2, rng.integers(cols)] = np.inf
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
+@pytest.mark.parametrize("shape", [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40),
+                                   (4, 64, 4096), (2, 21, 3136)],
+                         ids=str)
+def test_cuda_inner_dims_with_nan(shape, log, dtype, rng):
+    """Softmax over dim 1 with a NaN in a column (every column tier): among finite values, inside
+    -inf over the first 60% of the axis, and +inf; those columns come out NaN, the rest exact."""
+    data = random_input(rng, shape)
+    axis, inner = shape[1], shape[2]
+    data[0, rng.integers(axis), 0] = np.nan
+    data[-1, : int(axis * 0.6), inner - 1] = -np.inf
+    data[-1, rng.integers(int(axis * 0.6)), inner - 1] = np.nan
+    data[0, rng.integers(axis), inner // 2] = np.inf
+    check_forward(make_tensor(data, dtype, "cuda"), 1, log)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40)],
                          ids=str)
 def test_cuda_inner_dims_with_minus_infinity_parts(shape, log, dtype, rng):
