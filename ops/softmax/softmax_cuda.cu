@@ -200,15 +200,15 @@ void launch_lanes_tier(const Ptrs& p, int64_t rows, int64_t cols, bool vec) {
   const int packs = next_pow2(ceil_div(npk, lanes));
   MT_ASSERT((packs <= lanes_row_max_packs<T, Bwd>()), "lanes tier got ", cols, " columns");
   // Long grids of float32 and float64 rows run in blocks of 64 threads (finer blocks, as QuACK's
-  // 128 threads of 8 rows): H200 kernel times, two rounds, float32 at 256 threads -> 64 (128 in
-  // brackets), forward [524288, 128] 130.4-130.5 -> 128.5 us (130.5-130.6), [67108, 1000] 132.0-132.1 -> 130.8-131.1
-  // (131.2-131.3), [131072, 64] 19.3 -> 18.9 (18.9); [2097152, 32], which took 128 before, 127.6-
-  // 127.7 -> 127.4-127.5; backward (one round) [131072, 64] 27.7 -> 27.1 (27.2), [524288, 128]
-  // 187.3 -> 186.5 (186.6), [67108, 1000] alike. 16-bit rows did not follow (within 1% either way
-  // at 64 and 128 in the forward; the backward's [131072, 64] float16 15.9 -> 16.9 at both).
-  // float64, two rounds: forward [32, 64, 64, 64] 35.4 -> 34.5, [32, 64, 128, 128] 129.5 -> 127.7,
-  // [524288, 128] 257.2 -> 254.4, [131072, 64] 35.1 -> 34.5 ([2097152, 32] alike); backward
-  // 0.5-1.8% faster on the same shapes.
+  // 128 threads of 8 rows). H200 kernel times, two rounds, float32 at 256 threads -> 64 (128 in
+  // brackets): forward [524288, 128] 130.4-130.5 -> 128.5 us (130.5-130.6), [67108, 1000]
+  // 132.0-132.1 -> 130.8-131.1 (131.2-131.3), [131072, 64] 19.3 -> 18.9 (18.9); [2097152, 32],
+  // which took 128 before, 127.6-127.7 -> 127.4-127.5; backward (one round) [131072, 64] 27.7 ->
+  // 27.1 (27.2), [524288, 128] 187.3 -> 186.5 (186.6), [67108, 1000] alike. float64 at 256 -> 64:
+  // forward [32, 64, 64, 64] 35.4 -> 34.5, [32, 64, 128, 128] 129.5 -> 127.7, [524288, 128] 257.2
+  // -> 254.4, [131072, 64] 35.1 -> 34.5 ([2097152, 32] alike); backward 0.5-1.8% faster on the
+  // same shapes. 16-bit rows did not follow (within 1% either way at 64 and 128 in the forward;
+  // the backward's [131072, 64] float16 15.9 -> 16.9 at both).
   static const int forced_threads = env_int("MT_SOFTMAX_LANE_THREADS", 0);
   const int block_threads =
       forced_threads > 0 ? std::clamp(forced_threads / 32 * 32, 32, kLanesTierThreads)
