@@ -497,12 +497,18 @@ def test_cuda_backward_rereading_dy_under_override():
                          "test_cuda_backward_tiers and (65537 or 151936 or 131080)")
 
 
+# Shapes for the tests of -inf, NaN and +inf inputs: rows across the row tiers (the lanes to the
+# grid and the split row), columns across the column tiers (the -inf test takes the first four).
+SPECIAL_VALUE_ROW_SHAPES = [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
+                            (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)]
+SPECIAL_VALUE_INNER_SHAPES = [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40),
+                              (4, 64, 4096), (2, 21, 3136)]
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
-                                   (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)],
-                         ids=str)
+@pytest.mark.parametrize("shape", SPECIAL_VALUE_ROW_SHAPES, ids=str)
 def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
     """-inf over the first 60% of every row, so that whole lanes, blocks and blocks of a cluster or
     grid see only -inf (they must add 0, not NaN), and one row that is -inf throughout (NaN, as
@@ -516,9 +522,7 @@ def test_cuda_rows_with_minus_infinity_parts(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
-                                   (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)],
-                         ids=str)
+@pytest.mark.parametrize("shape", SPECIAL_VALUE_ROW_SHAPES, ids=str)
 def test_cuda_rows_with_nan(shape, log, dtype, rng):
     """A NaN turns its whole row into NaNs, as in torch, in every row tier: a NaN among finite
     values; a NaN inside a stretch of -inf that covers whole lanes, blocks or blocks of a cluster
@@ -536,9 +540,7 @@ def test_cuda_rows_with_nan(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40),
-                                   (4, 64, 4096), (2, 21, 3136)],
-                         ids=str)
+@pytest.mark.parametrize("shape", SPECIAL_VALUE_INNER_SHAPES, ids=str)
 def test_cuda_inner_dims_with_nan(shape, log, dtype, rng):
     """Softmax over dim 1 with a NaN in a column (every column tier): among finite values, inside
     -inf over the first 60% of the axis, and +inf; those columns come out NaN, the rest exact."""
@@ -554,8 +556,7 @@ def test_cuda_inner_dims_with_nan(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40)],
-                         ids=str)
+@pytest.mark.parametrize("shape", SPECIAL_VALUE_INNER_SHAPES[:4], ids=str)
 def test_cuda_inner_dims_with_minus_infinity_parts(shape, log, dtype, rng):
     """Softmax over dim 1 with -inf over the first 60% of the axis, so that whole threads, blocks
     and blocks of a cluster see only -inf, and one column that is -inf throughout (NaN)."""
