@@ -542,8 +542,9 @@ def test_cuda_rows_with_nan(shape, log, dtype, rng):
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shape", SPECIAL_VALUE_INNER_SHAPES, ids=str)
 def test_cuda_inner_dims_with_nan(shape, log, dtype, rng):
-    """Softmax over dim 1 with a NaN in a column (every column tier): among finite values, inside
-    -inf over the first 60% of the axis, and +inf; those columns come out NaN, the rest exact."""
+    """Softmax over dim 1 with a NaN in a column, across the column tiers: among finite values,
+    inside -inf over the first 60% of the axis, and +inf; those columns come out NaN, the rest
+    exact."""
     data = random_input(rng, shape)
     axis, inner = shape[1], shape[2]
     data[0, rng.integers(axis), 0] = np.nan
