@@ -55,6 +55,32 @@ struct FwdOut {
   }
 };
 
+// fn(out) with out(x) = FwdOut(shift, coef)(x); for 16-bit softmax outputs (kFused) while
+// |shift| <= 64, the shift folded into the fma's constant: ex2(fma(x, log2(e), c - shift
+// log2(e))), a subtract an element fewer. The rounding of that constant and of log2(e) moves the
+// argument by at most (|x| log2(e) + |c - shift log2(e)|) 2^-24. An output a 16-bit type holds
+// has an argument over -25, and since x <= shift (the shift is the max of x's shift group) and
+// c <= 0 (coef <= 1), c is over -25 too and |x| under 100: ~2e-5 relative at most, against the
+// output's rounding of 2^-11 or coarser; smaller outputs are 0 either way. The test is per call,
+// not per element: fn is compiled for both.
+template <bool Log, bool Fast, typename A, typename Fn>
+__device__ __forceinline__ void with_fwd_out(A shift, A coef, Fn&& fn) {
+  using Out = FwdOut<Log, Fast, A>;
+  if constexpr (Out::kFused) {
+    if (fabsf(shift) <= 64.0f) {
+      struct Folded {
+        float c;
+        __device__ __forceinline__ float operator()(float x) const {
+          return ex2_approx(fmaf(x, kLog2e, c));
+        }
+      };
+      fn(Folded{Out(shift, coef).c - shift * kLog2e});
+      return;
+    }
+  }
+  fn(Out(shift, coef));
+}
+
 // Summand of the backward reduction.
 template <bool Log, typename A>
 __device__ __forceinline__ A bwd_term(A y, A dy) {

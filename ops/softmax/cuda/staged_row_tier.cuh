@@ -12,8 +12,8 @@
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
 // row cases within 2%).
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread, see
-// holds_row_in_ring) then reads the row from the ring on each pass (max, sum of exp, output;
-// 16-bit rows find max and sum in one online pass), taking each pack as it lands, instead of
+// holds_row_in_ring) then reads the row from the ring on each pass (max, sum of exp, output),
+// taking each pack as it lands, instead of
 // holding it in registers, so a thread can own 32-64 values without spilling; so does the
 // backward outside the lanes tier (sum(y * dy) as each pack lands, then the output). The rest
 // hold their values in registers, and a forward lane of those loads them straight from global
@@ -415,12 +415,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   };
   // A forward that re-reads the ring takes each pack as it lands (the copies of each pack are a
   // batch of their own) while the rest are on their way, instead of waiting for the whole row:
-  // 16-bit rows find each thread's (max, sum) in one pass, online; float32 and float64 their
-  // max (their softmax keeps exps in the ring, which a moving max would invalidate; their
-  // log_softmax spilled online). H100 kernel times: [16, 262144] float16 12.4 -> 11.4 us,
-  // [2048, 151936] float32 929 -> 901, [8192, 50304] float64 2798 -> 2658. Packs batched so with
-  // a single ring stage only (every forward launch but a forced persistent one).
-  constexpr bool kOnline = kFromRing && !Bwd && sizeof(T) == 2;
+  // its max pass (H100 kernel times: [2048, 151936] float32 929 -> 901 us, [8192, 50304] float64
+  // 2798 -> 2658). Packs batched so with a single ring stage only (every forward launch but a
+  // forced persistent one).
   // A block's or cluster's thread that holds its packs in registers finds -inf in the slots of
   // the packs it does not own (stored where the copies start), so that it takes every slot as it
   // is: one store for such a pack, not a move of -inf into each of its values' registers (which
@@ -621,35 +618,36 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
     constexpr bool kKeepExp = !Log && sizeof(T) >= 4;
     A m, st = 0;
-    if constexpr (kOnline) {
-      // One pass: each pack as it lands moves the thread's running (max, sum); then the shift
-      // group's pairs meet. A thread that has seen only -inf (or padding) keeps (-inf, 0).
-      MaxSum<A> run = maxsum_identity<A>();
+    // Pass 1, the max (of each pack as it lands): 16-bit packs by their element-wise max in
+    // their own type (two values an instruction, exact), converted once at the end. Pass 2, the
+    // sum of exp(x - m), 16-bit rows on the fused exp where it is exact enough. 16-bit rows took
+    // max and sum in one online pass before (a conversion, a max, a subtract, a multiply and an
+    // ex2 an element, and a rescale a pack: ncu on [2048, 50304] float16 counted 64 instructions
+    // a pack there, 31% of the kernel's, in a kernel that kept 83% of the issue slots busy; 20
+    // now, and the sum pass 40). With the output's folded shift (with_fwd_out), H200 kernel
+    // times, two rounds: float16 [2048, 151936] 332.2 -> 320.8 us, [8192, 50304] 405.9 -> 399.2,
+    // [1024, 128256] 137.6 -> 133.2, [1024, 65536] 71.5 -> 69.8, [100, 100000] 16.5 -> 15.4 (three
+    // rounds); bfloat16 alike (3-5% on the first three); [2048, 32768], [4096, 32000], [16,
+    // 262144] and [8, 131072] alike; log_softmax [2048, 151936] 0.5-1.3% faster, the rest alike.
+    A mt = A(-INFINITY);
+    if constexpr (sizeof(T) == 2) {
+      PackWords<T, N> mx = splat_words<T, N>(T(-INFINITY));
       each_landed_ring_pack(stage, mine, [&](int, auto s) {
-        A x[N], e[N];
-        unpack<N>(reload_shared<T, N>(s), x);
-        const A mn = nan_max(run.m, tree_reduce(x, MaxOp()));
-        if (mn != A(-INFINITY)) {
-          const ShiftedExp<kFast, A> ex(mn);
-#pragma unroll
-          for (int j = 0; j < N; ++j) e[j] = ex(x[j]);
-          run = {mn, run.s * ex(run.m) + tree_reduce(e, SumOp())};
-        }
+        mx = pack_max_words<T, N>(mx, as_words(reload_shared<T, N>(s)));
       });
-      run = shift_reduce(run, MaxSumOp());
-      m = run.m;
-      st = run.s;
+      A x[N];
+      unpack_words<T, N>(mx, x);
+      mt = tree_reduce(x, MaxOp());
     } else {
-      // Pass 1, the max (of each pack as it lands); pass 2, the sum of exp(x - m).
-      A mt = A(-INFINITY);
       each_landed_ring_pack(stage, mine, [&](int, auto s) {
         A x[N];
         unpack<N>(reload_shared<T, N>(s), x);
         mt = nan_max(mt, tree_reduce(x, MaxOp()));
       });
-      m = shift_reduce(mt, MaxOp());
-      const ShiftedExp<kFastExp, A> ex(m);
-      if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
+    }
+    m = shift_reduce(mt, MaxOp());
+    if (m != A(-INFINITY)) {  // else all -inf or padding: the sum is 0, not NaN (see below)
+      const auto sum_pass = [&](const auto& ex) {
         each_ring_pack(stage, mine, [&](int, auto s) {
           A x[N], e[N];
           unpack<N>(reload_shared<T, N>(s), x);
@@ -658,9 +656,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
           st += tree_reduce(e, SumOp());
           if constexpr (kKeepExp) ring_store(s, pack_of<T>(e));
         });
-      }
-      st = shift_reduce(st, SumOp());
+      };
+      if constexpr (sizeof(T) == 2)
+        with_shifted_exp<kFastExp>(m, sum_pass);
+      else
+        sum_pass(ShiftedExp<kFastExp, A>(m));
     }
+    st = shift_reduce(st, SumOp());
     // A warp whose part is all -inf outputs 0, unless the whole row is -inf, which scale (NaN)
     // turns into NaN: its exps are 0 (exp_shift), and kept ones (kKeepExp: the slots still hold
     // x) are read as 0.
@@ -670,13 +672,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     row_stats(m, st, coef, scale);
     // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax
     // x - m - coef.
-    const FwdOut<Log, kFast, A> out(Log ? m : shift, Log ? coef : scale);
-    each_ring_pack(stage, mine, [&](int p, auto s) {
-      A x[N], o[N];
-      unpack<N>(reload_shared<T, N>(s), x);
+    with_fwd_out<Log, kFast>(Log ? m : shift, Log ? coef : scale, [&](const auto& out) {
+      each_ring_pack(stage, mine, [&](int p, auto s) {
+        A x[N], o[N];
+        unpack<N>(reload_shared<T, N>(s), x);
 #pragma unroll
-      for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
-      store_out(ro, p, o);
+        for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
+        store_out(ro, p, o);
+      });
     });
   };
 
