@@ -743,13 +743,22 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // narrow threads (backward_takes_narrow), and rows that need a cluster anyway. Those last,
     // and any 16-bit row, split as wide_row_clusters says
     // (H100 kernel times: forward [1024, 65536] float32 221 -> 196 us; [8192, 50304] float16 609
-    // -> 579, [1024, 65536] 105 -> 100; backward [2048, 32768] float16 150 -> 145). A float32 row
-    // that one block of 1024 holds stays there (forward [4096, 32000] 357 us, 416 over a cluster
-    // of two), and so does a float64 forward row past the 512 threads float64 blocks otherwise
-    // stop at, while two such blocks fit an SM (wide_block_fits_twice).
+    // -> 579, [1024, 65536] 105 -> 100; backward [2048, 32768] float16 150 -> 145). A float32
+    // forward row stays in one block up to kF32WholeBlockThreads wide threads (25,600 floats);
+    // past it, a cluster (of four blocks of about 256 threads for rows of 32K). H200 kernel times,
+    // two rounds, clusters past 768 threads against one block (on an H100 a cluster of two
+    // 512-thread blocks had lost: [4096, 32000] 357 -> 416 us): [512, 32768] 38.7 -> 35.3 us,
+    // [1024, 32768] 70.4 -> 67.4, [2048, 32768] 134.2 -> 132.2, [4096, 32000] 257.3 -> 254.7,
+    // [2048, 28000] 116.4 -> 113.5, [1024, 28000] 60.4 -> 59.5, [4096, 28672] 228.8 -> 227.1; but
+    // [4096, 25000] (782 threads) 202.2 -> 205.0, and past 512 threads [1024, 20000] (640) 43.1 ->
+    // 45.2. A float64 forward row past the 512 threads float64 blocks otherwise stop at stays in
+    // one block while two such blocks fit an SM (wide_block_fits_twice).
     const bool whole_block =
         sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_block_fits_twice<T, Log>(npk);
-    int64_t cs = whole_block ? 1 : ceil_div(npk, int64_t(max_threads) * kWide);
+    constexpr int kF32WholeBlockThreads = 800;
+    const int block_threads =
+        sizeof(T) == 4 && !Bwd ? std::min(max_threads, kF32WholeBlockThreads) : max_threads;
+    int64_t cs = whole_block ? 1 : ceil_div(npk, int64_t(block_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
       const WideRowClusters w =
