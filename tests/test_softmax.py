@@ -651,11 +651,14 @@ def test_cuda_large_magnitudes_long_rows(dtype, rng):
 @pytest.mark.parametrize("dtype", [pytest.param(mt.float16, id="float16"), pytest.param(mt.bfloat16, id="bfloat16")])
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shift", [-64.0, 60.0, 3000.0])
-@pytest.mark.parametrize("shape", [(4096, 128), (2048, 1024), (300, 4096)], ids=str)
+@pytest.mark.parametrize("shape", [(4096, 128), (2048, 1024), (300, 4096), (300, 32768),
+                                   (270, 65536)], ids=str)
 def test_cuda_16bit_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype, rng):
-    # 16-bit rows held in registers (lanes and block tiers) take exp(x - m) as one fma and the
-    # hardware ex2 while |m| <= 64, else with the subtraction first (with_shifted_exp): maxima on
-    # either side of 64 within a row and between rows (-64, 60 +- a few), and far past it.
+    # 16-bit rows take exp(x - m) as one fma and the hardware ex2 while |m| <= 64, else with the
+    # subtraction first (with_shifted_exp): held in registers (lanes, held blocks), and re-read
+    # from the shared-memory ring (a block's and a cluster's wide packs: the sum's exps, and the
+    # softmax output's shift folded into its fma, with_fwd_out). Maxima on either side of 64
+    # within a row and between rows (-64, 60 +- a few), and far past it.
     data = random_input(rng, shape) + shift
     check_forward(make_tensor(data, dtype, "cuda"), 1, log)
 
