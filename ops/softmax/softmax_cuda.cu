@@ -751,7 +751,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // [1024, 32768] 70.4 -> 67.4, [2048, 32768] 134.2 -> 132.2, [4096, 32000] 257.3 -> 254.7,
     // [2048, 28000] 116.4 -> 113.5, [1024, 28000] 60.4 -> 59.5, [4096, 28672] 228.8 -> 227.1; but
     // [4096, 25000] (782 threads) 202.2 -> 205.0, and past 512 threads [1024, 20000] (640) 43.1 ->
-    // 45.2. A float64 forward row past the 512 threads float64 blocks otherwise stop at stays in
+    // 45.2: the bound sits between 782 and 875 threads. (MT_SOFTMAX_ROW_THREADS under 800 lowers
+    // it.) A float64 forward row past the 512 threads float64 blocks otherwise stop at stays in
     // one block while two such blocks fit an SM (wide_block_fits_twice).
     const bool whole_block =
         sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_block_fits_twice<T, Log>(npk);

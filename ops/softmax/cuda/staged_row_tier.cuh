@@ -12,15 +12,15 @@
 // packs follow: H100 kernel times [2097152, 32] float16 100.2 -> 97.8 us in two runs, the other
 // row cases within 2%).
 // The forward of float32 and float64 (and of 16-bit types past 16 values a thread, see
-// holds_row_in_ring) then reads the row from the ring on each pass (max, sum of exp, output),
-// taking each pack as it lands, instead of
-// holding it in registers, so a thread can own 32-64 values without spilling; so does the
-// backward outside the lanes tier (sum(y * dy) as each pack lands, then the output). The rest
-// hold their values in registers, and a forward lane of those loads them straight from global
-// memory, with no ring (loads_direct). Each element crosses HBM once in and once out. A forward
-// row's statistics take one barrier: each warp shifts exp by its own max, and the warps' (max,
-// sum) pairs are folded once across a warp's lanes (block_maxsum_one_barrier); a cluster's blocks
-// then exchange theirs one way (cluster_reduce.cuh) and fold them the same way.
+// holds_row_in_ring) then reads the row from the ring on each pass (max, sum of exp, output; the
+// max taking each pack as it lands), instead of holding it in registers, so a thread can own 32-64
+// values without spilling; so does the backward outside the lanes tier (sum(y * dy) as each pack
+// lands, then the output). The rest hold their values in registers, and a forward lane of those
+// loads them straight from global memory, with no ring (loads_direct). Each element crosses HBM
+// once in and once out. A forward row's statistics take one barrier: each warp shifts exp by its
+// own max, and the warps' (max, sum) pairs are folded once across a warp's lanes
+// (block_maxsum_one_barrier); a cluster's blocks then exchange theirs one way (cluster_reduce.cuh)
+// and fold them the same way.
 //
 // What keeps HBM busy: every tier launches a block (a cluster) for every row group and lets the
 // scheduler overlap them (measured faster than a persistent grid of the same kernel on an H100:
