@@ -664,6 +664,25 @@ def test_cuda_16bit_maxima_either_side_of_the_fused_exp(shape, shift, log, dtype
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float32, id="float32"),
+                                   pytest.param(mt.float16, id="float16"),
+                                   pytest.param(mt.bfloat16, id="bfloat16")])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("shape", [(4096, 32), (4096, 128), (2048, 1024), (300, 32768),
+                                   (270, 65536)], ids=str)
+def test_cuda_log_softmax_near_zero_under_a_rounded_shift(shape, sign, dtype, rng):
+    # One element 20 above the rest of its row: its log_softmax is about -n e^-20, near 0, where
+    # the absolute error is held to 2e-6. At a max of +-48.8125 (+-45 in bfloat16) the float32
+    # product m log2(e) rounds off by 2.6e-6 / ln 2, which the fused exp would carry into log(sum)
+    # and so into every output; log_softmax declines it (with_shifted_exp). Rows held in registers
+    # (lanes) and re-read from the shared-memory ring (lanes, a block, a cluster).
+    m = sign * (45.0 if dtype_name(dtype) == "bfloat16" else 48.8125)
+    data = np.full(shape, m - 20.0)
+    data[np.arange(shape[0]), rng.integers(0, shape[1], size=shape[0])] = m
+    check_forward(make_tensor(data, dtype, "cuda"), 1, True)
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
 @pytest.mark.parametrize("shift", [-64.0, 60.0, 3000.0])

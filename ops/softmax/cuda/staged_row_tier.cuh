@@ -618,17 +618,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     // 16-bit types cannot hold it without a second rounding, and their exp is two instructions.
     constexpr bool kKeepExp = !Log && sizeof(T) >= 4;
     A m, st = 0;
-    // Pass 1, the max (of each pack as it lands): 16-bit packs by their element-wise max in
-    // their own type (two values an instruction, exact), converted once at the end. Pass 2, the
-    // sum of exp(x - m), 16-bit rows on the fused exp where it is exact enough. 16-bit rows took
-    // max and sum in one online pass before (a conversion, a max, a subtract, a multiply and an
-    // ex2 an element, and a rescale a pack: ncu on [2048, 50304] float16 counted 64 instructions
-    // a pack there, 31% of the kernel's, in a kernel that kept 83% of the issue slots busy; 20
-    // now, and the sum pass 40). With the output's folded shift (with_fwd_out), H200 kernel
-    // times, two rounds: float16 [2048, 151936] 332.2 -> 320.8 us, [8192, 50304] 405.9 -> 399.2,
-    // [1024, 128256] 137.6 -> 133.2, [1024, 65536] 71.5 -> 69.8, [100, 100000] 16.5 -> 15.4 (three
-    // rounds); bfloat16 alike (3-5% on the first three); [2048, 32768], [4096, 32000], [16,
-    // 262144] and [8, 131072] alike; log_softmax [2048, 151936] 0.5-1.3% faster, the rest alike.
+    // Pass 1, the max (of each pack as it lands): 16-bit packs by their element-wise max in their
+    // own type (two values an instruction, exact), converted once at the end. Pass 2, the sum of
+    // exp(x - m), 16-bit softmax rows on the fused exp where it is exact enough (with_shifted_exp).
+    // 16-bit rows took max and sum in one online pass before (a conversion, a max, a subtract, a
+    // multiply and an ex2 an element, and a rescale a pack: ncu on [2048, 50304] float16 counted 64
+    // instructions a pack there, 31% of the kernel's, in a kernel that kept 83% of the issue slots
+    // busy; 20 now, and the sum pass 40). With the output's folded shift (with_fwd_out), H200
+    // kernel times, two rounds: float16 [2048, 151936] 332.2 -> 320.8 us, [8192, 50304] 405.9 ->
+    // 399.2, [1024, 128256] 137.6 -> 133.2, [1024, 65536] 71.5 -> 69.8, [100, 100000] 16.5 -> 15.4
+    // (three rounds); bfloat16 alike (3-5% on the first three); [2048, 32768], [4096, 32000], [16,
+    // 262144] and [8, 131072] alike; log_softmax [2048, 151936] 0.5-1.3% faster, the rest alike
+    // (with its sums on the fused exp, which it has declined since).
     A mt = A(-INFINITY);
     if constexpr (sizeof(T) == 2) {
       PackWords<T, N> mx = splat_words<T, N>(T(-INFINITY));
@@ -658,7 +659,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         });
       };
       if constexpr (sizeof(T) == 2)
-        with_shifted_exp<kFastExp>(m, sum_pass);
+        with_shifted_exp<kFastExp, Log>(m, sum_pass);
       else
         sum_pass(ShiftedExp<kFastExp, A>(m));
     }
@@ -791,7 +792,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         // times: [2097152, 32] float16 73.8 -> 72.0 us, [32, 64, 64, 64] 11.9 -> 11.5, the rest
         // alike). Not the ring-reading passes: the test for each pack there spilled 270 bytes.
         // So do float32 lanes: one shift a row, so the fused exp's rounding of m log2(e), a
-        // factor common to all the row's exps, cancels in their ratio to the sum. A float32
+        // factor common to all the row's exps, cancels in their ratio to the sum (not in
+        // log_softmax's log of the sum: it declines the fused form). A float32
         // held block's shift groups are its warps, whose factors would not cancel (~3e-6
         // relative): there exp(x - m) is the hardware ex2 of the exact difference, as in the
         // ring's passes, and row_stats rescales the warps with the accurate exp.
@@ -806,7 +808,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes)
           take_exps(ShiftedExp<kFastExp, A>(shift));
         else
-          with_shifted_exp<kFastExp>(shift, take_exps);
+          with_shifted_exp<kFastExp, Log>(shift, take_exps);
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
