@@ -30,7 +30,8 @@
 # the GPU machine (wheels built here and carried). AB_ROUNDS=N times every build and setting N
 # times, alternating (tags TAG.rK), so that the machine's drift spreads over all of them;
 # AB_DEADLINE=S starts no run S seconds or more after `run` began, so that a call returns what it
-# finished. The run ends with a summary: each case's µs (ours) a build or setting, round by round.
+# finished. The run ends with a summary: each case's µs (ours) a build or setting, round by round,
+# also appended to $OUT/ab_summary.txt (a device call returns only the tail of what it prints).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -177,11 +178,12 @@ for r in csv.DictReader(open(sys.argv[2])):
       done
     done
     echo "== summary (our µs, each side's rounds in order)"
-    python3 "$repo/scripts/ab_summary.py" /tmp/ab_times.log
+    python3 "$repo/scripts/ab_summary.py" /tmp/ab_times.log |
+      if [ -n "${OUT:-}" ]; then tee -a "$OUT/ab_summary.txt"; else cat; fi
     echo "== done: $(( $(date +%s) - start )) s"
     ;;
   *)
-    sed -n '2,33p' "$0"
+    sed -n '2,34p' "$0"
     exit 2
     ;;
 esac
