@@ -140,19 +140,24 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   static const int forced_tx = env_int("MT_SOFTMAX_STAGED_TX", 0);
   static const int forced_kb = env_int("MT_SOFTMAX_STAGED_KB", 0);
   static const int forced_threads = env_int("MT_SOFTMAX_STAGED_THREADS", 0);
-  // The stage a block aims for and its most threads: 64 KB and 256 unless forced (or below).
-  int64_t budget = int64_t(forced_kb > 0 ? forced_kb : 64) * 1024;
-  int max_threads = std::clamp(next_pow2(forced_threads > 0 ? forced_threads : kColumnMaxThreads),
-                               32, kColumnMaxThreads);
+  // The stage a block aims for and its most threads: 64 KB and 256 unless forced (short grids
+  // take halved ones, below).
+  struct Stages {
+    int64_t budget;
+    int max_threads;
+  };
+  const Stages full{int64_t(forced_kb > 0 ? forced_kb : 64) * 1024,
+                    std::clamp(next_pow2(forced_threads > 0 ? forced_threads : kColumnMaxThreads),
+                               32, kColumnMaxThreads)};
   const int64_t npk = s.inner / N;
   // A block of TX packs by TY steps; the blocks a group takes at TX packs.
-  const auto ty_for = [&](int64_t tx) {
+  const auto ty_for = [&](const Stages& st, int64_t tx) {
     const int64_t steps = std::max<int64_t>(next_pow2(s.axis), ceil_div(32, tx));  // whole warps
-    return std::max<int64_t>(1, std::min<int64_t>(max_threads / tx, steps));
+    return std::max<int64_t>(1, std::min<int64_t>(st.max_threads / tx, steps));
   };
-  const auto blocks_for = [&](int64_t tx) {
-    const int64_t ty = ty_for(tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
-    return ceil_div(s.axis, std::max<int64_t>(ty, budget / step_bytes / ty * ty));
+  const auto blocks_for = [&](const Stages& st, int64_t tx) {
+    const int64_t ty = ty_for(st, tx), step_bytes = tx * kPackBytes * (Bwd ? 2 : 1);
+    return ceil_div(s.axis, std::max<int64_t>(ty, st.budget / step_bytes / ty * ty));
   };
   auto kernel = softmax_column_staged_kernel<T, N, Log, Bwd>;
   // A group's layout at tx packs: TY steps a block, CS blocks, a block's seg steps and shared
@@ -160,15 +165,15 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   struct Layout {
     int64_t ty, cs, seg, smem;
   };
-  const auto layout_for = [&](int64_t tx) {
-    const int64_t ty = ty_for(tx), cs = blocks_for(tx);
+  const auto layout_for = [&](const Stages& st, int64_t tx) {
+    const int64_t ty = ty_for(st, tx), cs = blocks_for(st, tx);
     const int64_t seg = ceil_div(ceil_div(s.axis, cs), ty) * ty;
     return Layout{ty, cs, seg, column_staged_smem<T, N, Bwd>(seg, int(tx), int(tx * ty), cs)};
   };
   // Rounds of the blocks that fit at once a grid of tx-pack tiles takes (0: its stage does not
   // fit).
-  const auto rounds_for = [&](int64_t tx) {
-    const Layout g = layout_for(tx);
+  const auto rounds_for = [&](const Stages& st, int64_t tx) {
+    const Layout g = layout_for(st, tx);
     if (!column_smem_fits(g.smem)) return 0.0;
     const int fit = blocks_per_sm(kernel, int(tx * g.ty), g.smem) * device_info().sm_count;
     return double(s.outer * ceil_div(npk, tx) * g.cs) / double(fit);
@@ -181,17 +186,17 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // -> 48.6, [8, 4096, 2048] 80.1 -> 81.6, [4096, 4096] over dim 0 26.9 -> 30.0. This rule on a
   // second H200, two rounds: [16, 1024, 4096] 75.6 -> 69.9, [8, 2048, 4096] 78.5 -> 74.2, [8,
   // 4096, 4096] float16 159.9 -> 160.1, bfloat16 156.7 -> 154.4; the rest within 0.5%.
-  const auto line_pays_16bit = [&] {
-    return blocks_for(kLine) <= 4 || rounds_for(kLine / 2) >= 8;
+  const auto line_pays_16bit = [&](const Stages& st) {
+    return blocks_for(st, kLine) <= 4 || rounds_for(st, kLine / 2) >= 8;
   };
-  // The tile width for the budget and block size in force.
-  const auto pick_tx = [&] {
+  // The tile width for stages `st`.
+  const auto pick_tx = [&](const Stages& st) {
     int64_t tx = std::min<int64_t>(kLine, next_pow2(npk));
     if (forced_tx > 0) {
       tx = std::min<int64_t>({next_pow2(forced_tx), next_pow2(npk), kColumnMaxThreads});
-    } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(2 * kLine) == 1) {
+    } else if (sizeof(T) == 2 && !Bwd && npk >= 2 * kLine && blocks_for(st, 2 * kLine) == 1) {
       tx = 2 * kLine;  // short 16-bit axes ([8, 150, 128, 128]): 256 bytes 33.0 us, 128 bytes 42.9
-    } else if (tx == kLine && blocks_for(kLine) > 1) {
+    } else if (tx == kLine && blocks_for(st, kLine) > 1) {
       // One block of half a line, where the float32 and float64 forward's one-block groups take
       // at most one round of the blocks that fit at once; beyond it they keep the line-wide
       // tile, clusters of two or more blocks a group (within one round the single blocks won).
@@ -201,13 +206,14 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
       // 42.8, [8, 1024, 512] 28.5 -> 27.2, [16, 600, 1024] 58.6 -> 57.6.
       const bool wide_forward = !Bwd && kPackBytes == 16;  // float32, float64 (16-bit: above)
       const bool one_block_pays =
-          blocks_for(kLine / 2) == 1 && !(wide_forward && rounds_for(kLine / 2) > 1);
-      if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit()) || one_block_pays) tx = kLine / 2;
+          blocks_for(st, kLine / 2) == 1 && !(wide_forward && rounds_for(st, kLine / 2) > 1);
+      if ((sizeof(T) == 2 && !Bwd && !line_pays_16bit(st)) || one_block_pays) tx = kLine / 2;
     }
-    while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(tx) > kMaxClusterBlocks) tx /= 2;
+    while (forced_tx <= 0 && tx > kLine / 4 && blocks_for(st, tx) > kMaxClusterBlocks) tx /= 2;
     return tx;
   };
-  int64_t tx = pick_tx();
+  Stages stages = full;
+  int64_t tx = pick_tx(full);
   // Short grids take blocks of 128 threads and 32 KB stages, twice as many an SM, so that one
   // block's copies overlap another's passes. H200 kernel times against the 64 KB stages of 256
   // threads, two or three rounds (BENCHMARKS.md, forty-fifth and forty-sixth sessions):
@@ -227,22 +233,18 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   //   60.6 -> 59.3. Where they would take half-line tiles of one block ([32, 256, 1024] 27.7 ->
   //   30.3, [8, 150, 128, 128] 59.5 -> 67.8), clusters of 16 ([2048, 4096] over dim 0 float16
   //   18.0 -> 20.6) or less than a round ([512, 4096] over dim 0 float16 6.5 -> 6.9) they lost.
-  const double rounds = rounds_for(tx);
-  if (kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 && forced_tx <= 0 &&
-      (Bwd ? rounds >= 1.0 : rounds <= (sizeof(T) == 2 ? 2.0 : 4.0))) {
-    const int64_t default_budget = budget, default_tx = tx;
-    const int default_threads = max_threads;
-    budget = 32 * 1024;
-    max_threads = 128;
-    tx = pick_tx();
-    const int64_t halved_blocks = blocks_for(tx);
-    if (Bwd && (tx != kLine || halved_blocks < 2 || halved_blocks > 8)) {  // keep the default
-      budget = default_budget;
-      max_threads = default_threads;
-      tx = default_tx;
+  if (kPackBytes == 16 && forced_kb <= 0 && forced_threads <= 0 && forced_tx <= 0) {
+    const double rounds = rounds_for(full, tx);
+    if (Bwd ? rounds >= 1.0 : rounds <= (sizeof(T) == 2 ? 2.0 : 4.0)) {
+      const Stages halved{32 * 1024, 128};
+      const int64_t halved_tx = pick_tx(halved), halved_blocks = blocks_for(halved, halved_tx);
+      if (!Bwd || (halved_tx == kLine && halved_blocks >= 2 && halved_blocks <= 8)) {
+        stages = halved;
+        tx = halved_tx;
+      }
     }
   }
-  const Layout layout = layout_for(tx);
+  const Layout layout = layout_for(stages, tx);
   const int64_t ty = layout.ty, cs = layout.cs, seg = layout.seg, smem = layout.smem;
   const int threads = int(tx * ty);
   if (!column_smem_fits(smem)) return false;
