@@ -116,12 +116,16 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   // felt (H200, two rounds: [1024, 512] 5.63 / 5.68 -> 5.07 / 5.07 us, [1024, 1024] 8.29 / 8.35
   // -> 7.66 / 7.54, [1024, 4096] 21.78 / 21.86 -> 20.53 / 20.70, [1024, 8192] 41.17 / 40.78 ->
   // 38.30 / 38.43; everywhere, [1024, 10240] 47.9 -> 59.4, [16384, 4096] 259.8 -> 262.4).
-  constexpr bool kFullBlock = G == RowGroup::kBlock && sizeof(T) == 4;
+  // float32 lanes take it on long grids too (sm_90: 304 instructions and 26 registers against
+  // 464 and 23 at two packs a lane; H200 kernel times, two rounds: [131072, 64] 18.58 / 19.74 ->
+  // 18.38 / 19.07 us, [32, 64, 128, 128] 66.06 / 65.23 -> 65.22 / 65.58, [524288, 128] 128.94 /
+  // 129.04 -> 128.56 / 128.75, [2097152, 32] alike).
+  constexpr bool kFullAlways = (G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4;
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
                               (G == RowGroup::kBlock && sizeof(T) == 8);
-  if constexpr ((kFullBlock || kFullShort) && !Bwd)
+  if constexpr ((kFullAlways || kFullShort) && !Bwd)
     if (vec && packs * pack_size<T>() == cols &&
-        (kFullBlock || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's threads
+        (kFullAlways || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's threads
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }
