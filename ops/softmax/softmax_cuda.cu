@@ -124,8 +124,8 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
                               (G == RowGroup::kBlock && sizeof(T) == 8);
   if constexpr ((kFullAlways || kFullShort) && !Bwd)
-    if (vec && packs * pack_size<T>() == cols &&
-        (kFullAlways || under_gpu_fills(rows * (packs / PACKS), 2)))  // packs / PACKS: a row's threads
+    if (vec && packs * pack_size<T>() == cols &&  // packs / PACKS below: a row's threads
+        (kFullAlways || under_gpu_fills(rows * (packs / PACKS), 2)))
       return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
 }
