@@ -82,11 +82,15 @@ struct ShiftedExp {
 };
 // log2 of exp(x - m) in one fma, from ml = m log2(e) (rounded).
 __device__ __forceinline__ float fused_exp2_arg(float x, float ml) { return fmaf(x, kLog2e, -ml); }
+// The largest |m| whose m log2(e), rounded to float, takes exp(x - m) in the fused form (one fma
+// and the hardware ex2): the bound FusedShiftedExp's, with_fwd_out's and column_fused_max's
+// error estimates assume.
+constexpr float kFusedShiftMax = 64.0f;
 // ShiftedExp for 16-bit outputs in one instruction fewer: the hardware ex2 of fma(x, log2(e),
 // -m log2(e)). The product m log2(e) is rounded, which scales every exp taken with this m by one
-// factor 2^d, |d| <= 2^-18 for |m| <= 64 (with_shifted_exp keeps to those); a row's exps under
-// one m keep their ratios, and sums over shifts of different m are off by a few d: ~1e-5
-// relative, against the 16-bit output's rounding of 2e-4 or coarser.
+// factor 2^d, |d| <= 2^-18 for |m| <= kFusedShiftMax (with_shifted_exp keeps to those); a row's
+// exps under one m keep their ratios, and sums over shifts of different m are off by a few d:
+// ~1e-5 relative, against the 16-bit output's rounding of 2e-4 or coarser.
 struct FusedShiftedExp {
   float ml;
   __device__ __forceinline__ explicit FusedShiftedExp(float max) : ml(max * kLog2e) {}
@@ -102,7 +106,7 @@ struct FusedShiftedExp {
 template <bool Fast, bool Log, typename A, typename Fn>
 __device__ __forceinline__ void with_shifted_exp(A m, Fn&& fn) {
   if constexpr (Fast && !Log && sizeof(A) == 4) {
-    if (fabsf(m) <= 64.0f) {
+    if (fabsf(m) <= kFusedShiftMax) {
       fn(FusedShiftedExp(m));
       return;
     }

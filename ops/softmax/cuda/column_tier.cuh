@@ -136,7 +136,7 @@ constexpr bool column_fusable_exp() {
 // pass's exps) only needs b finite.
 template <typename T>
 constexpr float column_fused_max() {
-  return sizeof(T) == 2 ? 64.0f : 0x1p126f;
+  return sizeof(T) == 2 ? kFusedShiftMax : 0x1p126f;
 }
 
 // Turns a thread's column maxima m into the shifts its passes take: b = m log2(e) where Fusable

@@ -67,7 +67,7 @@ template <bool Log, bool Fast, typename A, typename Fn>
 __device__ __forceinline__ void with_fwd_out(A shift, A coef, Fn&& fn) {
   using Out = FwdOut<Log, Fast, A>;
   if constexpr (Out::kFused) {
-    if (fabsf(shift) <= 64.0f) {
+    if (fabsf(shift) <= kFusedShiftMax) {
       struct Folded {
         float c;
         __device__ __forceinline__ float operator()(float x) const {
