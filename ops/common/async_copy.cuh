@@ -55,6 +55,20 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
   cp_async_to<Bytes, Prefetch>(shared_address(smem), gmem);
 }
 
+// cp_async_to<16, true> where `copy` holds: a predicated copy, with no branch around it and its
+// addresses computed either way.
+__device__ __forceinline__ void cp_async_if(bool copy, unsigned dst, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t"
+      "@q cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n\t}" ::"r"(dst),
+      "l"(gmem), "r"(int(copy))
+      : "memory");
+#else
+  if (copy) cp_async_to<16, true>(dst, gmem);
+#endif
+}
+
 // An L2 cache policy for copies: `evict_first` marks their lines as the first to evict (bytes
 // read once, so that L2 keeps what the kernel reads again instead), otherwise the default
 // priority. For cp_async_hinted.

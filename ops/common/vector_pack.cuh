@@ -119,6 +119,25 @@ __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T
   store_whole(dst, p);
 }
 
+// store_global_whole of a 16-byte pack where `store` holds: a predicated store, with no branch
+// around it and its address computed either way (under a branch the compiler rebuilt each
+// pack's 64-bit address from the kernel's parameters).
+template <typename T, int N>
+__device__ __forceinline__ void store_global_whole_if(bool store, Pack<T, N>* dst,
+                                                      const Pack<T, N>& p) {
+  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
+#if defined(__CUDA_ARCH__)
+  const uint4 w = as_words(p);
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
+      "@q st.global.v4.u32 [%0], {%1, %2, %3, %4};\n\t}" ::"l"(dst),
+      "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "r"(int(store))
+      : "memory");
+#else
+  if (store) store_whole(dst, p);
+#endif
+}
+
 // A whole 16-byte pack loaded under an L2 cache policy (l2_copy_policy in async_copy.cuh); other
 // pack sizes load plainly.
 template <typename T, int N>

@@ -52,11 +52,12 @@ constexpr int kRowTierMaxThreads = 1024;
 // long rows that one round of such clusters holds (launch_row_tiers says which). The ring's wide
 // clusters read a thread's 64 values from shared memory in each pass and take a second exp in
 // the output pass: ncu on [16, 262144] float16 counted 24 thread instructions an element there,
-// 12 held, QuACK's kernel 10. Rows whose clusters' threads own every pack take the Full kernel
-// at 80 registers, three blocks of 256 an SM (row_kernel_max_registers); the rest 128, two
-// blocks, at which the 16 clusters of [16, 262144] did not all fit. Not log_softmax, which
-// spilled at 128 registers. Held blocks: the same for rows of one block (launch_row_tiers'
-// held_block_rows), Full; float32 rows too, 32 values a thread (has_held_blocks).
+// 12 held, QuACK's kernel 10. Rows whose clusters' threads own every pack take the Full kernel,
+// the rest one that tests them; both at 80 registers, three blocks of 256 an SM
+// (row_kernel_max_registers: at 128, two blocks, the 16 clusters of [16, 262144] did not all
+// fit). Not log_softmax, which spilled at 128 registers. Held blocks: the same for rows of one
+// block (launch_row_tiers' held_block_rows), Full; float32 rows too, 32 values a thread
+// (has_held_blocks).
 constexpr int kHeldPacks = 8;
 constexpr int kHeldThreads = 256;
 
@@ -169,11 +170,12 @@ constexpr int row_kernel_min_blocks() {
 // blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
 // (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
 // us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses). Held kernels:
-// 80 where every pack is owned (Full: three blocks of 256 an SM, no spill), else 128 (two; at
-// 80 the owned tests spilled 136 bytes).
+// 80, three blocks of 256 an SM, with no spill, Full or not (the non-Full kernel took 111 at a
+// cap of 128 before its owned packs were tested against one register and its output stored
+// through one pointer, held_room and held_out).
 template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false, bool Full = false>
 constexpr int row_kernel_max_registers() {
-  if constexpr (Held) return Full ? 80 : 65536 / (2 * kHeldThreads);
+  if constexpr (Held) return 80;
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -230,7 +232,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
                                                  : has_held_kernels<T, Log, Bwd>()) &&
                           G != RowGroup::kLanes && !Shifted && PACKS == kHeldPacks),
                 "Held: aligned rows of a 16-bit forward block or cluster, a float32 one's block");
-  if constexpr (Full) vec = true;
+  // (Held kernels are launched for aligned rows only, see launch_cluster_row_tier: their
+  // element-by-element paths compile away.)
+  if constexpr (Full || Held) vec = true;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -303,6 +307,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
 #pragma unroll
     for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
   }
+  // A held thread's packs lie at growing columns, so those it owns come first: pack p where
+  // p * step < held_room, one register against a uniform value. The non-Full held kernel's
+  // copies and stores test this (with the bits of `owned` it spilled 8 bytes at 80 registers and
+  // took 17 SASS instructions more).
+  [[maybe_unused]] const int held_room = col_end - col0;
+  const auto held_owns = [&](int p, int room) { return Full || p * step < room; };
   // float64's forward clusters (kUniformOwned): a warp whose threads all own every pack
   // copies and passes over them with no owned test, which cost four or five instructions a pack
   // and pass (ncu: ~9 of the ~95 instructions an element of [8192, 50304], in kernels bound by
@@ -473,15 +483,31 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         cp_async_commit();
         return;
       }
+      if constexpr (Held && !Full) {
+        // Predicated copies, their addresses stepped as the Full kernel's (under a branch a pack
+        // the compiler rebuilt each from the kernel's parameters: 28 SASS instructions more),
+        // then the -inf padding, in threads whose last pack is not their own (held_room: those
+        // not owned are the last).
 #pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-        if (owned >> p & 1u) {
-          cp_async_to<16, true>(dst + p * pack_bytes, ra + p * step);
-          if constexpr (Bwd) cp_async_to<16, true>(dst + (PACKS + p) * pack_bytes, rb + p * step);
-        } else if constexpr (kPadsSlots) {
-          pad_slot(stage, p);
+        for (int p = 0; p < PACKS; ++p)
+          cp_async_if(held_owns(p, held_room), dst + p * pack_bytes, ra + p * step);
+        if (!held_owns(PACKS - 1, held_room)) {
+          const P pad = from_words<T, N>(splat_words<T, N>(T(-INFINITY)));
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p)
+            if (!held_owns(p, held_room)) store_shared(dst + p * pack_bytes, pad);
         }
-        if (pack_batches && p + 1 < PACKS) cp_async_commit();
+      } else {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+          if (owned >> p & 1u) {
+            cp_async_to<16, true>(dst + p * pack_bytes, ra + p * step);
+            if constexpr (Bwd) cp_async_to<16, true>(dst + (PACKS + p) * pack_bytes, rb + p * step);
+          } else if constexpr (kPadsSlots) {
+            pad_slot(stage, p);
+          }
+          if (pack_batches && p + 1 < PACKS) cp_async_commit();
+        }
       }
     } else if (kFromRing && row < rows) {
       // A misaligned row goes through the ring too, element by element (and not ahead of time:
@@ -812,13 +838,26 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
+        // Held rows store through the thread's output pointer, taken once: from ro + (col0 +
+        // p * step) under each pack's owned test, the compiler rebuilt every address from the row
+        // and column indices, which it kept live through the exps (the non-Full kernel took 127
+        // registers at a cap of 128, 196 bytes of spill at 80; the Full one 35 SASS instructions
+        // more). Not Full: predicated stores (held_room; a branch a pack took 39 more).
+        [[maybe_unused]] T* const held_out = ro + col0;
+        [[maybe_unused]] const int mine_room = live ? held_room : 0;
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
-          if (mine >> p & 1u) {
+          if ((Held && !Full) || mine >> p & 1u) {
             A o[N];
 #pragma unroll
             for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            store_out(ro, p, o);
+            if constexpr (Held && !Full)
+              store_global_whole_if(held_owns(p, mine_room),
+                                    reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
+            else if constexpr (Held)
+              store_global_whole(reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
+            else
+              store_out(ro, p, o);
           }
         }
       } else {
