@@ -10,11 +10,16 @@
 namespace mt {
 
 // From the row's max m and sum s of exp(x - m): the constant the forward epilogue needs. A row
-// of only -inf is NaN (torch: exp(-inf - -inf)).
-template <bool Log, typename A>
+// of only -inf is NaN (torch: exp(-inf - -inf)). Fast (16-bit outputs): softmax's 1 / s from
+// the hardware reciprocal (rcp_approx: 1 ulp of float, against the output's rounding of 2^-11
+// or coarser; s >= 1 here, the max's own exp, so never a denormal).
+template <bool Log, bool Fast = false, typename A>
 __device__ __forceinline__ A fwd_coef(A s, A m) {
   if (m == A(-INFINITY)) return A(NAN);
-  return Log ? acc_log(s) : A(1) / s;
+  if constexpr (Fast && !Log && sizeof(A) == 4)
+    return rcp_approx(s);
+  else
+    return Log ? acc_log(s) : A(1) / s;
 }
 
 // Fast: the output is 16-bit (see elem_exp).

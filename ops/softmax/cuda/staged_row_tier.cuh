@@ -173,9 +173,21 @@ constexpr int row_kernel_min_blocks() {
 // 80, three blocks of 256 an SM, with no spill, Full or not (the non-Full kernel took 111 at a
 // cap of 128 before its owned packs were tested against one register and its output stored
 // through one pointer, held_room and held_out).
-template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false, bool Full = false>
+template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false, bool Full = false,
+          int PACKS = 0, bool Shifted = false>
 constexpr int row_kernel_max_registers() {
   if constexpr (Held) return 80;
+  // The lanes tier's 16-bit softmax rows held in registers (loads_direct): 32 registers up to
+  // two packs a lane for aligned rows (eight blocks of 256 an SM), 56 at four packs (four
+  // blocks), where none spills. Uncapped, ptxas spread them over up to 39 and 64 once their
+  // instructions were cut (one store address, the max on words, no division; sm_90: two packs'
+  // Full kernel from 32, which would have cost it two blocks an SM); held so, two packs' other
+  // kernel takes 31 (36 before, six blocks), four packs' 52 and 53 (52 and 54 before).
+  if constexpr (G == RowGroup::kLanes && sizeof(T) == 2 && !Log && PACKS > 0 &&
+                loads_direct<T, Log, Bwd, (PACKS > 0 ? PACKS : 1), G>()) {
+    if constexpr (PACKS >= 4) return 56;
+    if constexpr (!Shifted) return 32;
+  }
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -220,7 +232,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
                                   : Held               ? kHeldThreads
                                                        : kRowTierMaxThreads,
                                   row_kernel_min_blocks<T, Log, Bwd, G>())
-    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held, Full>()))
+    __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held, Full, PACKS, Shifted>()))
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
                               int lanes_log2, int stages, bool vec) {
@@ -266,6 +278,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   constexpr bool kLoops = G == RowGroup::kCluster && !Held;
   if constexpr (!kLoops) stages = 1;
   constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G, Held>();
+  // 16-bit lanes held in registers, aligned-row kernels: every row's packs land as words (a
+  // misaligned row's element by element), the max is taken on the words, and an aligned row's
+  // stores go through one pointer (see the loads and the stores below).
+  constexpr bool kWords = G == RowGroup::kLanes && kDirect && sizeof(T) == 2 && !Shifted;
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
@@ -303,7 +319,13 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
   unsigned owned = Full ? (1u << PACKS) - 1 : 0u;
-  if constexpr (!Full) {
+  if constexpr (kWords && !Full && PACKS >= 4) {
+    // kWords: a lane's packs lie step = 2^(lanes_log2 + 3) elements apart from col0, so it owns
+    // the first ceil((col_end - col0) / step) of them: seven instructions, where testing pack by
+    // pack took a compare, a select and a merge each (~20 for four packs; fewer at two).
+    const int n = (col_end - col0 + step - 1) >> (lanes_log2 + 3);
+    owned = (1u << min(max(n, 0), PACKS)) - 1u;
+  } else if constexpr (!Full) {
 #pragma unroll
     for (int p = 0; p < PACKS; ++p) owned |= (col0 + p * step < col_end ? 1u : 0u) << p;
   }
@@ -566,6 +588,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // ~40 instructions and branch: three exps a thread a row, in kernels that are issue-bound.
   constexpr bool kF64Fold = sizeof(A) == 8;
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
+    if constexpr (G == RowGroup::kLanes && sizeof(T) == 2) {
+      // 16-bit lanes: a row's lanes are its one shift group, so their pair is the row's and the
+      // factor from exp(x - m) to the output is coef itself (the test m == st.m below fails only
+      // for a NaN m, whose coef is NaN too: five instructions), and 1 / s is the hardware
+      // reciprocal (fwd_coef's Fast: one instruction, not the rounded division's eight and its
+      // slow path's call). (float32 and float64 lanes keep the general form.)
+      coef = fwd_coef<Log, kFast>(s, m);
+      scale = coef;
+      return;
+    }
     MaxSum<A> st{m, s};
     if constexpr (G != RowGroup::kLanes)
       st = block_maxsum_one_barrier<kFast || kF64Fold>(st, partials, red_parity);
@@ -726,7 +758,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     const int64_t row = group + it * ngroups;
     const bool live = (Full && G == RowGroup::kBlock) || row < rows;  // a lanes block may pass rows
     if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
-    const unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
+    unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
+    // kWords lanes that may own fewer than all their packs keep `mine` in a register (an empty
+    // asm hides how it was made): ptxas rebuilt it from the columns where the stores test it,
+    // a compare, two selects and a merge a pack.
+    if constexpr (kWords && !Full) asm("" : "+r"(mine));
     const T* ra = a + row * cols - row_shift;
     const T* rb = Bwd ? b + row * cols - row_shift : nullptr;
     T* ro = out + row * cols - row_shift;
@@ -745,11 +781,33 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       // [1024, 512] float16 2.7 -> 2.6 us, bfloat16 alike; [32, 64, 64, 64] 11.1-11.4 -> 10.9-11.0;
       // [2097152, 32] float16 67.5 -> 66.5-66.8; the other row shapes within 1%.
       [[maybe_unused]] PackWords<T, N> loaded[kDirect ? PACKS : 1];
+      // kWords: a misaligned row's packs land in the same words, element by element, so that
+      // everything after the loads runs one way for every row (the max on the words below, one
+      // conversion a value). On a path of its own, with its own conversions and float max, the
+      // element-wise one spilled 8 bytes at two packs' 32 registers (row_kernel_max_registers).
+      if constexpr (kWords) {
+        if (!vec) {
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+            loaded[p] = splat_words<T, N>(T(-INFINITY));
+            if (mine >> p & 1u) {
+              P pk;
+              const int c = col0 + p * step;
+#pragma unroll
+              for (int j = 0; j < N; ++j) pk.v[j] = c + j < cols ? ra[c + j] : T(-INFINITY);
+              loaded[p] = as_words(pk);
+            }
+          }
+        }
+      }
       if constexpr (kDirect) {
         if (vec) {
           const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
-          const int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
+          int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
+          // (kWords: held opaque, so that p * lanes is one multiply-add into the address, not p
+          // shifted by lanes_log2 first; see the stores.)
+          if constexpr (kWords) asm("" : "+r"(pack_step));
           const bool last_row = Shifted && row == rows - 1;
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
@@ -762,6 +820,28 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
             }
           }
         }
+      }
+      // A lane's 16-bit packs, held as words: their max taken two values an instruction in their
+      // own type (exact, NaN-propagating), before any is converted, then one pair converted; not
+      // a max an element after conversion (13 instructions for four packs, not 31).
+      [[maybe_unused]] A lane_max;
+      if constexpr (kWords) {
+        PackWords<T, N> w[PACKS];
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) w[p] = loaded[p];
+#pragma unroll
+        for (int k = PACKS / 2; k > 0; k /= 2)
+#pragma unroll
+          for (int p = 0; p < k; ++p) w[p] = pack_max_words<T, N>(w[p], w[p + k]);
+        uint32_t u[N / 2];
+        memcpy(u, &w[0], sizeof(u));
+#pragma unroll
+        for (int k = N / 4; k > 0; k /= 2)
+#pragma unroll
+          for (int i = 0; i < k; ++i) u[i] = pack_max_words<T, 2>(u[i], u[i + k]);
+        A x[2];
+        unpack_words<T, 2>(u[0], x);
+        lane_max = nan_max(x[0], x[1]);
       }
       // Pack p of tensor t, from registers (kDirect) or the ring.
       const auto landed = [&](int t, int p) {
@@ -776,7 +856,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         const bool here = mine >> p & 1u;
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
         A tmp[N];
-        if (vec) {
+        if (kWords || vec) {
           if (kDirect || kPadsSlots || here) {
             unpack<N>(landed(0, p), tmp);
             if constexpr (Shifted) pad_outside(p, tmp, fill);
@@ -823,7 +903,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         // held block's shift groups are its warps, whose factors would not cancel (~3e-6
         // relative): there exp(x - m) is the hardware ex2 of the exact difference, as in the
         // ring's passes, and row_stats rescales the warps with the accurate exp.
-        A m = shift_reduce(tree_reduce(va, MaxOp()), MaxOp());
+        if constexpr (!kWords) lane_max = tree_reduce(va, MaxOp());
+        A m = shift_reduce(lane_max, MaxOp());
         A e[K];
         constexpr bool kShiftsEmpty = sizeof(T) <= 4 && (G == RowGroup::kLanes || Held);
         const auto take_exps = [&](const auto& ex) {
@@ -838,26 +919,50 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         A s = shift_reduce(tree_reduce(e, SumOp()), SumOp());
         A scale, coef;  // y = e * scale, or log y = x - m - coef
         row_stats(m, s, coef, scale);
-        // Held rows store through the thread's output pointer, taken once: from ro + (col0 +
-        // p * step) under each pack's owned test, the compiler rebuilt every address from the row
-        // and column indices, which it kept live through the exps (the non-Full kernel took 127
-        // registers at a cap of 128, 196 bytes of spill at 80; the Full one 35 SASS instructions
-        // more). Not Full: predicated stores (held_room; a branch a pack took 39 more).
-        [[maybe_unused]] T* const held_out = ro + col0;
-        [[maybe_unused]] const int mine_room = live ? held_room : 0;
+        const auto out_pack = [&](int p, A (&o)[N]) {
 #pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-          if ((Held && !Full) || mine >> p & 1u) {
+          for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
+        };
+        if (kWords && vec) {
+          // A lane's aligned packs: its output pointer formed once, each pack `lanes` packs on,
+          // and only the stores under the owned tests (every pack's outputs computed, which its
+          // row's other lanes take anyway). The per-pack form below rebuilt out + row * cols in
+          // 64 bits and re-derived the owned bit for every pack, each under a branch of its own
+          // (~16 instructions a pack besides its 13 of arithmetic and store). The step is held
+          // opaque so that p * lanes is one multiply-add into the address, not p shifted by
+          // lanes_log2 first.
+          P* dst = held_pointer(reinterpret_cast<P*>(ro + col0));
+          int pack_step = lanes;
+          asm("" : "+r"(pack_step));
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
             A o[N];
+            out_pack(p, o);
+            const P pk = pack_of<T>(o);
+            if (mine >> p & 1u) store_global_whole(dst + p * pack_step, pk);
+          }
+        } else {
+          // Held rows store through the thread's output pointer, taken once: from ro + (col0 +
+          // p * step) under each pack's owned test, the compiler rebuilt every address from the
+          // row and column indices, which it kept live through the exps (the non-Full kernel took
+          // 127 registers at a cap of 128, 196 bytes of spill at 80; the Full one 35 SASS
+          // instructions more). Not Full: predicated stores (held_room; a branch a pack took 39
+          // more).
+          [[maybe_unused]] T* const held_out = ro + col0;
+          [[maybe_unused]] const int mine_room = live ? held_room : 0;
 #pragma unroll
-            for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
-            if constexpr (Held && !Full)
-              store_global_whole_if(held_owns(p, mine_room),
-                                    reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
-            else if constexpr (Held)
-              store_global_whole(reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
-            else
-              store_out(ro, p, o);
+          for (int p = 0; p < PACKS; ++p) {
+            if ((Held && !Full) || mine >> p & 1u) {
+              A o[N];
+              out_pack(p, o);
+              if constexpr (Held && !Full)
+                store_global_whole_if(held_owns(p, mine_room),
+                                      reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
+              else if constexpr (Held)
+                store_global_whole(reinterpret_cast<P*>(held_out + p * step), pack_of<T>(o));
+              else
+                store_out(ro, p, o);
+            }
           }
         }
       } else {
