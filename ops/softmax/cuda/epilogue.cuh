@@ -10,9 +10,10 @@
 namespace mt {
 
 // From the row's max m and sum s of exp(x - m): the constant the forward epilogue needs. A row
-// of only -inf is NaN (torch: exp(-inf - -inf)). Fast (16-bit outputs): softmax's 1 / s from
-// the hardware reciprocal (rcp_approx: 1 ulp of float, against the output's rounding of 2^-11
-// or coarser; s >= 1 here, the max's own exp, so never a denormal).
+// of only -inf is NaN (torch: exp(-inf - -inf)). Fast (16-bit outputs, and float32 lanes):
+// softmax's 1 / s from the hardware reciprocal (rcp_approx: 1 ulp of float, ~1.2e-7 relative,
+// against 16-bit outputs' rounding of 2^-11 or coarser and float32's budget of 1e-6; s >= 1
+// here, the max's own exp, so never a denormal).
 template <bool Log, bool Fast = false, typename A>
 __device__ __forceinline__ A fwd_coef(A s, A m) {
   if (m == A(-INFINITY)) return A(NAN);

@@ -282,6 +282,11 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // misaligned row's element by element), the max is taken on the words, and an aligned row's
   // stores go through one pointer (see the loads and the stores below).
   constexpr bool kWords = G == RowGroup::kLanes && kDirect && sizeof(T) == 2 && !Shifted;
+  // Lanes held in registers, aligned-row kernels, 16- or 32-bit (kWords and float32's one and
+  // two packs): `mine` kept in a register and an aligned row's stores through one pointer.
+  constexpr bool kLaneStores = G == RowGroup::kLanes && kDirect && !Shifted;
+  // A lanes forward's aligned-row kernels (registers or ring): the owned packs from one count.
+  constexpr bool kLaneCount = G == RowGroup::kLanes && !Bwd && !Shifted && sizeof(T) <= 4;
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
   P* ring = reinterpret_cast<P*>(smem_raw);
   __shared__ MaxSum<A> partials[64];  // block_maxsum_one_barrier, block_allreduce_one_barrier
@@ -319,11 +324,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
   const int col_end = int(min(cols, int64_t(first + chunk) * N));
   unsigned owned = Full ? (1u << PACKS) - 1 : 0u;
-  if constexpr (kWords && !Full && PACKS >= 4) {
-    // kWords: a lane's packs lie step = 2^(lanes_log2 + 3) elements apart from col0, so it owns
-    // the first ceil((col_end - col0) / step) of them: seven instructions, where testing pack by
-    // pack took a compare, a select and a merge each (~20 for four packs; fewer at two).
-    const int n = (col_end - col0 + step - 1) >> (lanes_log2 + 3);
+  if constexpr (kLaneCount && !Full && PACKS >= 4) {
+    // A lane's packs lie step = 2^(lanes_log2 + log2 N) elements apart from col0, so it owns the
+    // first ceil((col_end - col0) / step) of them: seven instructions, where testing pack by pack
+    // took a compare, a select and a merge each (~20 for four packs, ~40 for eight; fewer at two).
+    constexpr int kLog2N = N == 8 ? 3 : N == 4 ? 2 : 1;
+    const int n = (col_end - col0 + step - 1) >> (lanes_log2 + kLog2N);
     owned = (1u << min(max(n, 0), PACKS)) - 1u;
   } else if constexpr (!Full) {
 #pragma unroll
@@ -414,9 +420,17 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // [4096, 32000] 594-596 -> 569-572, [2048, 32768] 305-308 -> 294, [2048, 151936] 2,047-2,058 ->
   // 1,959-1,962 (its persistent clusters), [4096, 50257] 1,153-1,154 -> 1,094-1,101; [64,
   // 152064] and [16, 262144] (tier 3d) and the backward alike. The packs held in registers keep
-  // `slot` (plain loads, which the compiler may schedule).
-  constexpr bool kSlotAddresses = sizeof(T) == 2 || (sizeof(T) == 8 && G == RowGroup::kCluster);
-  const unsigned ring_at = shared_address(smem_raw) + threadIdx.x * 16u;
+  // `slot` (plain loads, which the compiler may schedule). The float32 lanes forward that
+  // re-reads the ring (four and eight packs) takes slot addresses too: from the generic pointers
+  // ptxas rebuilt the window's base for every pack and pass (sm_90, with the other changes of
+  // their commit: eight packs 44 -> 32 registers not Full, 30 -> 32 Full; four packs 32 -> 31,
+  // 22 -> 24; none past 32; not measured on a GPU).
+  constexpr bool kSlotAddresses = sizeof(T) == 2 || (sizeof(T) == 8 && G == RowGroup::kCluster) ||
+                                  (sizeof(T) == 4 && G == RowGroup::kLanes && !Bwd);
+  unsigned ring_at = shared_address(smem_raw) + threadIdx.x * 16u;
+  // (kLaneCount: held opaque, so that the packs' tests do not each rebuild the shared window's
+  // base, four instructions a pack and pass.)
+  if constexpr (kLaneCount && kFromRing) asm("" : "+r"(ring_at));
   const unsigned ring_pack_bytes = kSlotAddresses ? blockDim.x * 16u : 0u;  // a pack's slots
   auto slot_at = [&](int stage, int tensor, int p) {
     return ring_at + unsigned((stage * kTensors + tensor) * PACKS + p) * ring_pack_bytes;
@@ -495,7 +509,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       const T* ra = a + row * cols + col0;
       const T* rb = Bwd ? b + row * cols + col0 : nullptr;
       // The first slot, stepped a pack's slots at a time.
-      const unsigned dst = stage_at(stage), pack_bytes = pack_bytes_here();
+      unsigned dst = stage_at(stage), pack_bytes = pack_bytes_here();
+      // kLaneCount: the row's address and the first slot formed once, held opaque (each pack's
+      // copy, under its owned test, rebuilt a + row * cols in 64 bits and the shared window's
+      // base: ~20 instructions a pack).
+      if constexpr (kLaneCount) {
+        ra = held_pointer(ra);
+        asm("" : "+r"(dst));
+      }
       if (all_owned) {
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
@@ -588,13 +609,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // ~40 instructions and branch: three exps a thread a row, in kernels that are issue-bound.
   constexpr bool kF64Fold = sizeof(A) == 8;
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
-    if constexpr (G == RowGroup::kLanes && sizeof(T) == 2) {
-      // 16-bit lanes: a row's lanes are its one shift group, so their pair is the row's and the
-      // factor from exp(x - m) to the output is coef itself (the test m == st.m below fails only
-      // for a NaN m, whose coef is NaN too: five instructions), and 1 / s is the hardware
-      // reciprocal (fwd_coef's Fast: one instruction, not the rounded division's eight and its
-      // slow path's call). (float32 and float64 lanes keep the general form.)
-      coef = fwd_coef<Log, kFast>(s, m);
+    if constexpr (G == RowGroup::kLanes && sizeof(T) <= 4) {
+      // 16- and 32-bit lanes: a row's lanes are its one shift group, so their pair is the row's
+      // and the factor from exp(x - m) to the output is coef itself (the test m == st.m below
+      // fails only for a NaN m, whose coef is NaN too: five instructions, float32's accurate exp
+      // thirteen), and 1 / s is the hardware reciprocal (fwd_coef's Fast: one instruction, not
+      // the rounded division's eight and its slow path's call). (float64 lanes keep the general
+      // form.)
+      coef = fwd_coef<Log, true>(s, m);
       scale = coef;
       return;
     }
@@ -726,20 +748,36 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     // turns into NaN: its exps are 0 (exp_shift), and kept ones (kKeepExp: the slots still hold
     // x) are read as 0.
     const A shift = exp_shift(m);
-    const bool summed = m != A(-INFINITY);
+    // (Lanes: their part is the row, so a part of -inf is a row of -inf, whose scale is NaN
+    // and gives NaN from x = -inf as well: no select a value.)
+    const bool summed = G == RowGroup::kLanes || m != A(-INFINITY);
     A coef, scale;
     row_stats(m, st, coef, scale);
     // Pass 3, the output: softmax exp(x - shift) * scale (16-bit: one ex2), log_softmax
-    // x - m - coef.
-    with_fwd_out<Log, kFast>(Log ? m : shift, Log ? coef : scale, [&](const auto& out) {
-      each_ring_pack(stage, mine, [&](int p, auto s) {
-        A x[N], o[N];
-        unpack<N>(reload_shared<T, N>(s), x);
+    // x - m - coef; each pack's values given to `store`.
+    const auto out_pass = [&](auto&& store) {
+      with_fwd_out<Log, kFast>(Log ? m : shift, Log ? coef : scale, [&](const auto& out) {
+        each_ring_pack(stage, mine, [&](int p, auto s) {
+          A x[N], o[N];
+          unpack<N>(reload_shared<T, N>(s), x);
 #pragma unroll
-        for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
-        store_out(ro, p, o);
+          for (int j = 0; j < N; ++j) o[j] = kKeepExp ? (summed ? x[j] : A(0)) * scale : out(x[j]);
+          store(p, o);
+        });
       });
-    });
+    };
+    if (kLaneCount && vec) {
+      // Lanes, aligned rows: the output pointer formed once, each pack `lanes` packs on (as the
+      // stores of the rows held in registers below; ro is held, kSlotAddresses), on a path of
+      // its own: under one pack loop with store_out's element-by-element form, ptxas predicated
+      // both and issued them all.
+      P* dst = reinterpret_cast<P*>(ro + col0);
+      int pack_step = lanes;
+      asm("" : "+r"(pack_step));
+      out_pass([&](int p, const A(&o)[N]) { store_global_whole(dst + p * pack_step, pack_of<T>(o)); });
+    } else {
+      out_pass([&](int p, const A(&o)[N]) { store_out(ro, p, o); });
+    }
   };
 
   for (int s = 0; s + 1 < stages; ++s) prefetch(s, s);
@@ -759,10 +797,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     const bool live = (Full && G == RowGroup::kBlock) || row < rows;  // a lanes block may pass rows
     if constexpr (Shifted) row_shift = live ? shift_of(row) : 0;
     unsigned mine = !live ? 0u : Shifted ? owned_shifted(row_shift) : owned;
-    // kWords lanes that may own fewer than all their packs keep `mine` in a register (an empty
-    // asm hides how it was made): ptxas rebuilt it from the columns where the stores test it,
-    // a compare, two selects and a merge a pack.
-    if constexpr (kWords && !Full) asm("" : "+r"(mine));
+    // kLaneStores lanes that may own fewer than all their packs keep `mine` in a register (an
+    // empty asm hides how it was made): ptxas rebuilt it from the columns where the stores test
+    // it, a compare, two selects and a merge a pack.
+    if constexpr (kLaneStores && !Full) asm("" : "+r"(mine));
     const T* ra = a + row * cols - row_shift;
     const T* rb = Bwd ? b + row * cols - row_shift : nullptr;
     T* ro = out + row * cols - row_shift;
@@ -805,9 +843,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
           const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
           int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
-          // (kWords: held opaque, so that p * lanes is one multiply-add into the address, not p
-          // shifted by lanes_log2 first; see the stores.)
-          if constexpr (kWords) asm("" : "+r"(pack_step));
+          // (kLaneStores: held opaque, so that p * lanes is one multiply-add into the address, not
+          // p shifted by lanes_log2 first; see the stores.)
+          if constexpr (kLaneStores) asm("" : "+r"(pack_step));
           const bool last_row = Shifted && row == rows - 1;
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
@@ -923,7 +961,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
 #pragma unroll
           for (int j = 0; j < N; ++j) o[j] = Log ? va[p * N + j] - m - coef : e[p * N + j] * scale;
         };
-        if (kWords && vec) {
+        if (kLaneStores && vec) {
           // A lane's aligned packs: its output pointer formed once, each pack `lanes` packs on,
           // and only the stores under the owned tests (every pack's outputs computed, which its
           // row's other lanes take anyway). The per-pack form below rebuilt out + row * cols in
