@@ -166,6 +166,20 @@ constexpr int row_kernel_min_blocks() {
   return G == RowGroup::kBlock && (Bwd || !Log) && sizeof(T) <= 4 ? 2 : 1;
 }
 
+// The 16-bit lanes kernels that take a lane's packs as words (the max on the words, one store
+// pointer, one conversion pass: kWords in the kernel): the aligned rows' Full kernels and those
+// of four packs. The kernels of one or two packs that test their packs, which long grids take,
+// keep the pack by pack form: with words (two packs: 278 -> 240 SASS instructions a warp-row, 31
+// registers for 36) they ran 1.5-2.5% slower there, at eight blocks an SM or capped back to six
+// (H200 kernel times, two rounds: [262144, 128] float16 34.3 / 34.4 -> 35.1 / 34.9 us, capped
+// 35.5; [524288, 128] 66.3 -> 67.9 / 67.4; [2097152, 32] 65.5 / 66.2 -> 67.5 / 66.9), while the
+// Full kernels of short grids gained ([1024, 512] 2.42 / 2.45 -> 2.37 / 2.35, [131072, 64] 10.72
+// / 10.85 -> 10.48 / 10.40) and four packs' held even ([67108, 1000] 66.7 / 67.1 -> 66.6 / 66.3).
+template <typename T, int PACKS, bool Full, bool Shifted>
+constexpr bool lanes_take_words() {
+  return sizeof(T) == 2 && !Shifted && (Full || PACKS >= 4);
+}
+
 // The most registers a thread may take: what the launch bounds leave (65536 / (threads x
 // blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
 // (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
@@ -177,16 +191,17 @@ template <typename T, bool Log, bool Bwd, RowGroup G, bool Held = false, bool Fu
           int PACKS = 0, bool Shifted = false>
 constexpr int row_kernel_max_registers() {
   if constexpr (Held) return 80;
-  // The lanes tier's 16-bit softmax rows held in registers (loads_direct): 32 registers up to
-  // two packs a lane for aligned rows (eight blocks of 256 an SM), 56 at four packs (four
-  // blocks), where none spills. Uncapped, ptxas spread them over up to 39 and 64 once their
-  // instructions were cut (one store address, the max on words, no division; sm_90: two packs'
-  // Full kernel from 32, which would have cost it two blocks an SM); held so, two packs' other
-  // kernel takes 31 (36 before, six blocks), four packs' 52 and 53 (52 and 54 before).
+  // The lanes tier's 16-bit softmax rows held in registers as words (lanes_take_words): 32
+  // registers for the Full kernels of up to two packs a lane (eight blocks of 256 an SM), 56 at
+  // four packs (four blocks), where none spills. Uncapped, ptxas spread them over up to 39 and 64
+  // once their instructions were cut (one store address, the max on words, no division; sm_90:
+  // two packs' Full kernel from 32, which would have cost it two blocks an SM); held so, four
+  // packs' take 52 and 53 (52 and 54 before).
   if constexpr (G == RowGroup::kLanes && sizeof(T) == 2 && !Log && PACKS > 0 &&
-                loads_direct<T, Log, Bwd, (PACKS > 0 ? PACKS : 1), G>()) {
+                loads_direct<T, Log, Bwd, (PACKS > 0 ? PACKS : 1), G>() &&
+                lanes_take_words<T, PACKS, Full, Shifted>()) {
     if constexpr (PACKS >= 4) return 56;
-    if constexpr (!Shifted) return 32;
+    return 32;
   }
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
@@ -278,13 +293,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   constexpr bool kLoops = G == RowGroup::kCluster && !Held;
   if constexpr (!kLoops) stages = 1;
   constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G, Held>();
-  // 16-bit lanes held in registers, aligned-row kernels: every row's packs land as words (a
-  // misaligned row's element by element), the max is taken on the words, and an aligned row's
-  // stores go through one pointer (see the loads and the stores below).
-  constexpr bool kWords = G == RowGroup::kLanes && kDirect && sizeof(T) == 2 && !Shifted;
-  // Lanes held in registers, aligned-row kernels, 16- or 32-bit (kWords and float32's one and
-  // two packs): `mine` kept in a register and an aligned row's stores through one pointer.
-  constexpr bool kLaneStores = G == RowGroup::kLanes && kDirect && !Shifted;
+  // 16-bit lanes held in registers, aligned-row kernels (lanes_take_words): every row's packs
+  // land as words (a misaligned row's element by element), the max is taken on the words, and an
+  // aligned row's stores go through one pointer (see the loads and the stores below).
+  constexpr bool kWords = G == RowGroup::kLanes && kDirect && lanes_take_words<T, PACKS, Full, Shifted>();
+  // Lanes held in registers, aligned-row kernels (kWords, and float32's one and two packs):
+  // `mine` kept in a register and an aligned row's stores through one pointer.
+  constexpr bool kLaneStores =
+      G == RowGroup::kLanes && kDirect && !Shifted && (sizeof(T) == 4 || kWords);
   // A lanes forward's aligned-row kernels (registers or ring): the owned packs from one count.
   constexpr bool kLaneCount = G == RowGroup::kLanes && !Bwd && !Shifted && sizeof(T) <= 4;
   extern __shared__ __align__(kCopyLineBytes) unsigned char smem_raw[];  // the ring
@@ -609,13 +625,18 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // ~40 instructions and branch: three exps a thread a row, in kernels that are issue-bound.
   constexpr bool kF64Fold = sizeof(A) == 8;
   auto row_stats = [&](A& m, A s, A& coef, A& scale) {
-    if constexpr (G == RowGroup::kLanes && sizeof(T) <= 4) {
+    if constexpr (G == RowGroup::kLanes &&
+                  (sizeof(T) == 4 || lanes_take_words<T, PACKS, Full, Shifted>() ||
+                   (sizeof(T) == 2 && Shifted))) {
       // 16- and 32-bit lanes: a row's lanes are its one shift group, so their pair is the row's
       // and the factor from exp(x - m) to the output is coef itself (the test m == st.m below
       // fails only for a NaN m, whose coef is NaN too: five instructions, float32's accurate exp
       // thirteen), and 1 / s is the hardware reciprocal (fwd_coef's Fast: one instruction, not
-      // the rounded division's eight and its slow path's call). (float64 lanes keep the general
-      // form.)
+      // the rounded division's eight and its slow path's call). Not float64 lanes, nor the 16-bit
+      // kernels of one or two packs that test their packs (lanes_take_words): with this alone
+      // those lost 2.6-4% in bfloat16 on long grids (H200 kernel times, two rounds: [524288, 128]
+      // 67.1 / 66.1 -> 68.7 / 69.2 us, [2097152, 32] 65.9 / 66.5 -> 68.9 / 68.9, [262144, 128]
+      // 34.3 / 34.1 -> 35.6 / 35.4; float16 within 1%).
       coef = fwd_coef<Log, true>(s, m);
       scale = coef;
       return;
