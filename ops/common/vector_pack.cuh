@@ -336,6 +336,23 @@ __device__ __forceinline__ void unpack(const Pack<T, N>& p, A (&out)[N]) {
   unpack_words<T, N>(as_words(p), out);
 }
 
+// The max of a 16-bit pack's values held as words: folded two values an instruction in their own
+// type (pack_max_words: exact, NaN-propagating), then one pair converted, one float max (for
+// eight values: four instructions, not eight conversions and seven maxima).
+template <typename T, int N>
+__device__ __forceinline__ float words_max(const PackWords<T, N>& pw) {
+  static_assert(is_16bit_float<T>() && N % 2 == 0, "16-bit packs of pairs");
+  uint32_t u[N / 2];
+  memcpy(u, &pw, sizeof(u));
+#pragma unroll
+  for (int k = N / 4; k > 0; k /= 2)
+#pragma unroll
+    for (int i = 0; i < k; ++i) u[i] = pack_max_words<T, 2>(u[i], u[i + k]);
+  float x[2];
+  unpack_words<T, 2>(u[0], x);
+  return nan_max(x[0], x[1]);
+}
+
 // float -> 16-bit converts two values per instruction (cvt.rn.f16x2.f32 / .bf16x2, sm_80+):
 // half the conversions of one-by-one rounding, same results.
 template <typename T, int N, typename A>

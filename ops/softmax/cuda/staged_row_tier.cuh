@@ -897,15 +897,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
         for (int k = PACKS / 2; k > 0; k /= 2)
 #pragma unroll
           for (int p = 0; p < k; ++p) w[p] = pack_max_words<T, N>(w[p], w[p + k]);
-        uint32_t u[N / 2];
-        memcpy(u, &w[0], sizeof(u));
-#pragma unroll
-        for (int k = N / 4; k > 0; k /= 2)
-#pragma unroll
-          for (int i = 0; i < k; ++i) u[i] = pack_max_words<T, 2>(u[i], u[i + k]);
-        A x[2];
-        unpack_words<T, 2>(u[0], x);
-        lane_max = nan_max(x[0], x[1]);
+        lane_max = words_max<T, N>(w[0]);
       }
       // Pack p of tensor t, from registers (kDirect) or the ring.
       const auto landed = [&](int t, int p) {
