@@ -505,9 +505,14 @@ bool wide_block_fits_twice(int64_t npk) {
 // Whether a forward row that the lanes tier would give a warp of more than two packs a lane
 // runs faster in a block of its own: when warps a row would not fill the GPU twice over, the
 // block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
-// 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3).
-inline bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
-  return !bwd && npk > 64 && under_gpu_fills(rows * 32, 2);
+// 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3). A float32 softmax row
+// of four packs a lane stays a warp's, as QuACK's kernel: its lanes hold them in registers
+// (holds_row_in_ring). H200 kernel times, two rounds: [1024, 512] 3.02 / 3.07 -> 2.82 / 2.85 us;
+// at eight packs a lane, in the ring, [1024, 1024] lost 4.1 -> 4.6 and [2048, 1024] 5.8 -> 6.2.
+template <typename T, bool Log>
+bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
+  constexpr int kLanePacks = sizeof(T) == 4 && !Log ? 4 : 2;
+  return !bwd && npk > 32 * kLanePacks && under_gpu_fills(rows * 32, 2);
 }
 
 // Whether a forward float32 or 16-bit row runs in a block of one pack a thread (Liger's launch
@@ -648,7 +653,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
-  if (npk <= 32 * lanes_tier_max_packs<T, Bwd>() && !forward_prefers_block(rows, npk, Bwd))
+  if (npk <= 32 * lanes_tier_max_packs<T, Bwd>() &&
+      !forward_prefers_block<T, Log>(rows, npk, Bwd))
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec);
   // Blocks a row needs to hold it in registers: with many rows, as few as possible (wide
   // threads); with few rows, enough for four blocks an SM, at most a 16-block cluster, without

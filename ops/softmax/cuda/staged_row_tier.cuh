@@ -83,19 +83,22 @@ constexpr bool reads_ring() {
 
 // Whether a thread with PACKS packs leaves them in the ring, each pass reading them from there
 // again, instead of holding them in registers. The forward: float32 and float64 outside the lanes
-// tier (each keeps exp(x - m) in its slot for the output pass, with no rounding), float32 lanes
-// past 8 values, 16-bit types past 16 values a thread (32 in a lane's softmax: [67108, 1000]
-// float16 93.0 -> 92.1 us on an H100, bfloat16 93.7 -> 92.2, [32, 64, 128, 128] 48.3 -> 47.7;
-// its log_softmax spilled there). At 16 or fewer 16-bit values fit in registers, where exp is
-// taken once instead of again in the output pass (the second exp and re-read made [1024, 8192]
-// float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier, every type:
-// its two passes (the sum of the terms, the output) take no exp, and y and dy held in registers
-// capped a block at 16 values a thread and 1024-thread blocks at one an SM.
+// tier (each keeps exp(x - m) in its slot for the output pass, with no rounding); float32 lanes
+// past 8 values, 16 in a lane's softmax (four packs held without spilling: 31 -> 38 and 24 -> 40
+// registers on sm_90; H200 kernel times, two rounds, [262144, 100] 55.7 / 56.0 -> 53.5 / 52.8 us,
+// the other long grids within 1%); 16-bit types past 16 values a thread, 32 in a lane's softmax
+// ([67108, 1000] float16 93.0 -> 92.1 us on an H100, bfloat16 93.7 -> 92.2, [32, 64, 128, 128]
+// 48.3 -> 47.7; its log_softmax spilled there). At 16 or fewer 16-bit values fit in registers,
+// where exp is taken once instead of again in the output pass (the second exp and re-read made
+// [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier,
+// every type: its two passes (the sum of the terms, the output) take no exp, and y and dy held in
+// registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
 template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
-  constexpr int kMaxValues = sizeof(T) == 4 ? 8 : G == RowGroup::kLanes && !Log ? 32 : 16;
+  constexpr bool kLanesSoftmax = G == RowGroup::kLanes && !Log;
+  constexpr int kMaxValues = sizeof(T) == 4 ? (kLanesSoftmax ? 16 : 8) : kLanesSoftmax ? 32 : 16;
   return PACKS * pack_size<T>() > kMaxValues;
 }
 
