@@ -506,13 +506,16 @@ bool wide_block_fits_twice(int64_t npk) {
 // runs faster in a block of its own: when warps a row would not fill the GPU twice over, the
 // block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
 // 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3). A float32 softmax row
-// of four packs a lane stays a warp's, as QuACK's kernel: its lanes hold them in registers
-// (holds_row_in_ring). H200 kernel times, two rounds: [1024, 512] 3.02 / 3.07 -> 2.82 / 2.85 us;
-// at eight packs a lane, in the ring, [1024, 1024] lost 4.1 -> 4.6 and [2048, 1024] 5.8 -> 6.2.
+// stays a warp's, as in QuACK's kernel, where its lanes hold it in registers (holds_row_in_ring):
+// at four packs a lane, and at eight while its warps fill the GPU at most once. H200 kernel
+// times, two rounds, against the block: [1024, 512] 3.02 / 3.07 -> 2.82 / 2.85 us; [1024, 1024]
+// 4.18 / 4.18 -> 3.97 / 3.97, [1024, 768] 3.71 / 3.65 -> 3.62 / 3.60, [2048, 1024] 5.94 / 5.84 ->
+// 5.81 / 5.87; at nearly two fills, [16384, 1024] lost (33.6 / 33.4 -> 34.2 / 34.1).
 template <typename T, bool Log>
 bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
-  constexpr int kLanePacks = sizeof(T) == 4 && !Log ? 4 : 2;
-  return !bwd && npk > 32 * kLanePacks && under_gpu_fills(rows * 32, 2);
+  if (bwd || npk <= 64 || !under_gpu_fills(rows * 32, 2)) return false;
+  if constexpr (sizeof(T) == 4 && !Log) return npk > 128 && !under_gpu_fills(rows * 32, 1);
+  return true;
 }
 
 // Whether a forward float32 or 16-bit row runs in a block of one pack a thread (Liger's launch

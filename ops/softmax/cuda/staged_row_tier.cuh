@@ -84,11 +84,12 @@ constexpr bool reads_ring() {
 // Whether a thread with PACKS packs leaves them in the ring, each pass reading them from there
 // again, instead of holding them in registers. The forward: float32 and float64 outside the lanes
 // tier (each keeps exp(x - m) in its slot for the output pass, with no rounding); float32 lanes
-// past 8 values, 16 in a lane's softmax (four packs held without spilling: 31 -> 38 and 24 -> 40
-// registers on sm_90; H200 kernel times, two rounds, [262144, 100] 55.7 / 56.0 -> 53.5 / 52.8 us,
-// the other long grids within 1%); 16-bit types past 16 values a thread, 32 in a lane's softmax
-// ([67108, 1000] float16 93.0 -> 92.1 us on an H100, bfloat16 93.7 -> 92.2, [32, 64, 128, 128]
-// 48.3 -> 47.7; its log_softmax spilled there). At 16 or fewer 16-bit values fit in registers,
+// past 8 values; 16-bit types past 16 values a thread. A lane's softmax holds 32 values in every
+// type: float32 without spilling (sm_90: four packs 31 -> 38 and 24 -> 40 registers, eight 40 ->
+// 63 and 32 -> 61; H200 kernel times, two rounds, [262144, 100] 55.7 / 56.0 -> 53.5 / 52.8 us at
+// four, [67108, 1000] 130.1 / 130.7 -> 129.4 / 129.1 at eight, the other long grids within 1%),
+// 16-bit ([67108, 1000] float16 93.0 -> 92.1 us on an H100, bfloat16 93.7 -> 92.2, [32, 64, 128,
+// 128] 48.3 -> 47.7; its log_softmax spilled there). At 16 or fewer 16-bit values fit in registers,
 // where exp is taken once instead of again in the output pass (the second exp and re-read made
 // [1024, 8192] float16 issue-bound: SM 65% busy, DRAM 31%). The backward outside the lanes tier,
 // every type: its two passes (the sum of the terms, the output) take no exp, and y and dy held in
@@ -97,8 +98,7 @@ template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
-  constexpr bool kLanesSoftmax = G == RowGroup::kLanes && !Log;
-  constexpr int kMaxValues = sizeof(T) == 4 ? (kLanesSoftmax ? 16 : 8) : kLanesSoftmax ? 32 : 16;
+  constexpr int kMaxValues = G == RowGroup::kLanes && !Log ? 32 : sizeof(T) == 4 ? 8 : 16;
   return PACKS * pack_size<T>() > kMaxValues;
 }
 
@@ -441,7 +441,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 1,959-1,962 (its persistent clusters), [4096, 50257] 1,153-1,154 -> 1,094-1,101; [64,
   // 152064] and [16, 262144] (tier 3d) and the backward alike. The packs held in registers keep
   // `slot` (plain loads, which the compiler may schedule). The float32 lanes forward that
-  // re-reads the ring (four and eight packs) takes slot addresses too: from the generic pointers
+  // re-reads the ring (log_softmax's four and eight packs; softmax's were measured here before
+  // they moved to registers) takes slot addresses too: from the generic pointers
   // ptxas rebuilt the window's base for every pack and pass (sm_90, with the other changes of
   // their commit: eight packs 44 -> 32 registers not Full, 30 -> 32 Full; four packs 32 -> 31,
   // 22 -> 24; none past 32. H200 kernel times with those changes, two rounds: [524288, 128] 129.2
