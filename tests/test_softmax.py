@@ -381,8 +381,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # threads (float32 rows of both: the wide packs)
     ((300, 10240), 1), ((300, 16384), 1),
     # rows whose blocks fill the GPU at most once (16-bit: half of it): one pack a thread in
-    # float32 and 16-bit types (every thread with a pack, and a last warp partly idle)
-    ((400, 1024), 1), ((280, 3000), 1),
+    # float32 and 16-bit types (every thread with a pack, and a last warp partly idle); rows of
+    # 1024 a warp's there, softmax's held in its lanes' registers (forward_prefers_block)
+    ((400, 1152), 1), ((280, 3000), 1), ((400, 1024), 1),
     # more rows than resident groups, so every group loops over rows through its shared-memory
     # ring: lanes (sub-warp and full warp), block, cluster (a vocabulary-wide row too)
     ((100000, 33), 1), ((60000, 96), 1), ((3000, 2048), 1), ((40, 65536), 1), ((20, 151936), 1),

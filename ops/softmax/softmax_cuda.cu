@@ -505,16 +505,21 @@ bool wide_block_fits_twice(int64_t npk) {
 // Whether a forward row that the lanes tier would give a warp of more than two packs a lane
 // runs faster in a block of its own: when warps a row would not fill the GPU twice over, the
 // block tier's shorter threads and 32 registers won (H100 kernel times: [1024, 1024] float16
-// 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3). A float32 softmax row
-// stays a warp's, as in QuACK's kernel, where its lanes hold it in registers (holds_row_in_ring):
-// at four packs a lane, and at eight while its warps fill the GPU at most once. H200 kernel
-// times, two rounds, against the block: [1024, 512] 3.02 / 3.07 -> 2.82 / 2.85 us; [1024, 1024]
-// 4.18 / 4.18 -> 3.97 / 3.97, [1024, 768] 3.71 / 3.65 -> 3.62 / 3.60, [2048, 1024] 5.94 / 5.84 ->
-// 5.81 / 5.87; at nearly two fills, [16384, 1024] lost (33.6 / 33.4 -> 34.2 / 34.1).
+// 5.0 -> 4.1 us, float32 6.8 -> 5.9; [2048, 1024] 6.3 -> 5.3, 9.0 -> 8.3). But a float32 or
+// 16-bit softmax row whose lanes hold it in registers (32 values a lane: holds_row_in_ring) stays
+// a warp's, as in QuACK's kernel, while its warps fill the GPU at most once. H200 kernel times,
+// two rounds, block -> lanes: float32 [1024, 512] 3.02 / 3.07 -> 2.82 / 2.85 us, [1024, 768]
+// 3.71 / 3.65 -> 3.62 / 3.60, [1024, 1024] 4.18 / 4.18 -> 3.97 / 3.97, [2048, 1024] 5.94 / 5.84
+// -> 5.81 / 5.87; float16 [1024, 1024] 3.10 / 3.12 -> 2.94 / 2.98, [2048, 1024] 4.22 / 4.29 ->
+// 3.95 / 3.98 (bfloat16 alike). Near two fills float32 lost: [16384, 1024] 33.6 / 33.4 -> 34.2 /
+// 34.1.
 template <typename T, bool Log>
 bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
   if (bwd || npk <= 64 || !under_gpu_fills(rows * 32, 2)) return false;
-  if constexpr (sizeof(T) == 4 && !Log) return npk > 128 && !under_gpu_fills(rows * 32, 1);
+  if constexpr (sizeof(T) <= 4 && !Log) {
+    constexpr int64_t kLanesHold = 32 * 32 / pack_size<T>();  // packs: 32 lanes of 32 values
+    return npk > kLanesHold || !under_gpu_fills(rows * 32, 1);
+  }
   return true;
 }
 
