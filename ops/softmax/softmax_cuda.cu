@@ -516,10 +516,8 @@ bool wide_block_fits_twice(int64_t npk) {
 template <typename T, bool Log>
 bool forward_prefers_block(int64_t rows, int64_t npk, bool bwd) {
   if (bwd || npk <= 64 || !under_gpu_fills(rows * 32, 2)) return false;
-  if constexpr (sizeof(T) <= 4 && !Log) {
-    constexpr int64_t kLanesHold = 32 * 32 / pack_size<T>();  // packs: 32 lanes of 32 values
-    return npk > kLanesHold || !under_gpu_fills(rows * 32, 1);
-  }
+  // Every such row of the lanes tier fits its lanes' registers: 32 values a lane at most.
+  if constexpr (sizeof(T) <= 4 && !Log) return !under_gpu_fills(rows * 32, 1);
   return true;
 }
 
