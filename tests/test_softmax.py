@@ -391,6 +391,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     # second pack is partly or not its own); float64 rows of one narrow block over a long grid: the
     # wide packs
     ((140000, 32), 1), ((140000, 20), 1), ((70000, 260), 1),
+    # 16-bit rows of one pack a lane (8 lanes of rows of 64) over one to two fills of the GPU:
+    # the Full kernel
+    ((100000, 64), 1),
     # aligned rows whose last threads hold part of their packs: in one block, in a cluster whose
     # chunks end inside a block, and over an 8-block cluster
     ((200, 4104), 1), ((100, 40008), 1), ((66, 131072), 1),

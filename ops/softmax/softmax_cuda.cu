@@ -119,8 +119,17 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   // float32 lanes take it on long grids too (sm_90: 304 instructions and 26 registers against
   // 464 and 23 at two packs a lane; H200 kernel times, two rounds: [131072, 64] 18.58 / 19.74 ->
   // 18.38 / 19.07 us, [32, 64, 128, 128] 66.06 / 65.23 -> 65.22 / 65.58, [524288, 128] 128.94 /
-  // 129.04 -> 128.56 / 128.75, [2097152, 32] alike).
-  constexpr bool kFullAlways = (G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4;
+  // 129.04 -> 128.56 / 128.75, [2097152, 32] alike), and so do 16-bit lanes of one pack, which
+  // grids of up to two fills at the lanes' default count take (launch_lanes_tier; QuACK's shape
+  // for rows of 64, which ran 7% ahead of the kernel that tests its packs). H200 kernel times,
+  // two rounds: [131072, 64] float16 10.88 / 10.82 -> 10.40 / 10.43 us, bfloat16 10.94 / 10.88
+  // -> 10.56 / 10.59; [262144, 64] 19.71 / 19.71 -> 18.85 / 18.78; [260000, 32] 10.72 / 10.69
+  // -> 10.37 / 10.40; [140000, 32] 6.82 / 6.75 -> 6.53 / 6.53; in the benchmark's regime [32,
+  // 64, 64, 64] 11.17 / 11.15 -> 10.86 / 10.82. Two packs a lane on the Full kernel lost again
+  // ([524288, 128] float16 66.9 / 67.1 -> 67.7 / 67.7, [2097152, 32] 66.8 -> 67.1 / 67.0).
+  constexpr bool kFullAlways =
+      ((G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4) ||
+      (G == RowGroup::kLanes && sizeof(T) == 2 && PACKS == 1);
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
                               (G == RowGroup::kBlock && sizeof(T) == 8);
   if constexpr ((kFullAlways || kFullShort) && !Bwd)
