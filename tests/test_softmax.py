@@ -602,6 +602,16 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((2, 4096, 7), 1), ((2, 21, 3136), 1), ((2, 513, 196), 1),
                                   ((2, 8193, 5), 1), ((1, 40000, 3), 1), ((2, 300, 136), 1),
                                   ((2, 9000, 40), 1),
+                                  # aligned rows of the lanes tier: every lane a pack (64; one
+                                  # lane, 8), lanes without a pack of their own (40), two packs a
+                                  # lane, the last lanes' second not their own (384) or every one
+                                  # theirs (512): 16-bit, y and dy held as words where lanes own
+                                  # every pack (the Full kernels), else as floats
+                                  ((1000, 64), 1), ((3000, 8), 1), ((3000, 40), 1), ((600, 384), 1),
+                                  ((700, 512), 1),
+                                  # misaligned rows of the lanes tier, two packs a lane (16-bit:
+                                  # element by element)
+                                  ((500, 100), 1),
                                   # tier 4b's backward over a grid of a round or more: 128-thread
                                   # blocks, 32 KB stages, line-wide tiles over 4 blocks
                                   ((32, 512, 512), 1),

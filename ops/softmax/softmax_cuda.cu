@@ -83,6 +83,19 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
   return threads < int64_t(fills) * 2048 * device_info().sm_count;
 }
 
+// The 16-bit backward's aligned lanes rows that fill their lanes' packs: the Full kernel, y and
+// dy loaded straight into registers and held as words (loads_direct, kBwdWords), at one pack a
+// lane on every grid, at two on grids of under two fills of the GPU (H200 kernel times, two
+// rounds, the ring -> Full: [1024, 512] float16 2.91 -> 2.62 us, bfloat16 2.89 -> 2.59; [1048576,
+// 512] 731 -> 740, where the ring stays).
+template <typename T, int PACKS, bool Bwd, RowGroup G>
+bool bwd_lanes_full(int64_t rows, int64_t cols, bool vec, int64_t packs) {
+  if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
+    return vec && packs * pack_size<T>() == cols &&
+           (PACKS == 1 || under_gpu_fills(rows * (packs / PACKS), 2));
+  return false;
+}
+
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
 // group holds `packs` packs of a row (planned_cols), else the one for aligned rows, which takes
 // misaligned ones element by element. (Shifted kernels are instantiated only where
@@ -130,6 +143,9 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   constexpr bool kFullAlways =
       ((G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4) ||
       (G == RowGroup::kLanes && sizeof(T) == 2 && PACKS == 1);
+  if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
+    if (bwd_lanes_full<T, PACKS, Bwd, G>(rows, cols, vec, packs))
+      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
                               (G == RowGroup::kBlock && sizeof(T) == 8);
   if constexpr ((kFullAlways || kFullShort) && !Bwd)
@@ -145,10 +161,11 @@ template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = fal
 void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lanes_log2,
                    int threads, int64_t rows_per_block, bool vec) {
   const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec,
-                                                             int64_t(group_threads) * PACKS);
-  const int64_t smem =
-      loads_direct<T, Log, Bwd, PACKS, G, Held>() ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
+  const int64_t packs = int64_t(group_threads) * PACKS;
+  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec, packs);
+  const bool direct = loads_direct<T, Log, Bwd, PACKS, G, Held>() ||
+                      bwd_lanes_full<T, PACKS, Bwd, G>(rows, cols, vec, packs);
+  const int64_t smem = direct ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
   for (int64_t first = 0; first < rows; first += launch_rows) {

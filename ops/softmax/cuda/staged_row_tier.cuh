@@ -120,13 +120,19 @@ constexpr bool holds_row_in_ring() {
 // torch.compile and Liger: float32 [1024, 4096] 8.86 / 8.77 -> 8.58 / 8.53 us, [1024, 8192] 17.70 /
 // 17.87 -> 17.62 / 17.63, [2048-16384, 4096] and [4096, 8192] alike; float16 direct lost, [1024,
 // 8192] 9.39 / 9.46 -> 9.60 / 9.65, [1024, 10240] 12.11 / 12.10 -> 12.42 / 12.51). Held clusters
-// keep the ring.
-template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G, bool Held = false>
+// keep the ring. The 16-bit backward's lanes load y and dy directly at one pack a lane, and at
+// two in the Full kernels of short grids (bwd_lanes_full), which hold them as words (kBwdWords
+// in the kernel); H200 kernel times, two rounds, the ring -> direct: [262144, 100] float16 69.2 /
+// 69.8 -> 66.9 / 67.3 us, [262144, 120] 50.8 / 51.2 -> 48.1 / 48.5, bfloat16 alike. Two packs a
+// lane direct on a long grid lost ([1048576, 512] 731 -> 735 as floats, 740 as words).
+template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G, bool Held = false,
+          bool Full = false>
 constexpr bool loads_direct() {
   if constexpr (Held) return G == RowGroup::kBlock && sizeof(T) == 4;
   constexpr bool kGroup = G == RowGroup::kLanes ? sizeof(T) <= 4
                                                 : G == RowGroup::kBlock && sizeof(T) == 2;
-  return kGroup && !Bwd && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
+  constexpr bool kBwdLanes = G == RowGroup::kLanes && sizeof(T) == 2 && (PACKS == 1 || Full);
+  return kGroup && (!Bwd || kBwdLanes) && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -200,12 +206,17 @@ constexpr int row_kernel_max_registers() {
   // once their instructions were cut (one store address, the max on words, no division; sm_90:
   // two packs' Full kernel from 32, which would have cost it two blocks an SM); held so, four
   // packs' take 52 and 53 (52 and 54 before).
-  if constexpr (G == RowGroup::kLanes && sizeof(T) == 2 && !Log && PACKS > 0 &&
+  if constexpr (G == RowGroup::kLanes && sizeof(T) == 2 && !Log && !Bwd && PACKS > 0 &&
                 loads_direct<T, Log, Bwd, (PACKS > 0 ? PACKS : 1), G>() &&
                 lanes_take_words<T, PACKS, Full, Shifted>()) {
     if constexpr (PACKS >= 4) return 56;
     return 32;
   }
+  // The 16-bit backward's Full lanes kernels, y and dy held as words (kBwdWords): 32 registers
+  // at one pack a lane (eight blocks of 256 an SM; sm_90 takes 26-30), 48 at two (five; at 40
+  // softmax spilled 16 bytes and [1048576, 512] ran 788 us, not 740).
+  if constexpr (G == RowGroup::kLanes && sizeof(T) == 2 && Bwd && Full && PACKS > 0)
+    return PACKS >= 2 ? 48 : 32;
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
   if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
@@ -295,12 +306,24 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 3.78; the ring's clusters gained 0-10%, e.g. [16, 262144] float32 16.2-17.2 -> 15.5-15.6).
   constexpr bool kLoops = G == RowGroup::kCluster && !Held;
   if constexpr (!kLoops) stages = 1;
-  constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G, Held>();
+  constexpr bool kDirect = loads_direct<T, Log, Bwd, PACKS, G, Held, Full>();
+  // (The direct loads of dy cover aligned rows and the element-by-element path, not a Shifted
+  // row's last pack: the 16-bit backward's lanes take no Shifted kernel.)
+  static_assert(!(kDirect && Bwd && Shifted), "direct backward loads: no Shifted kernel");
+  // The 16-bit backward's Full lanes keep y and dy as their 16-bit words and convert them in
+  // each of the two passes (the sum of the terms, the output), instead of holding both as floats
+  // across the row's sum: a pack of each costs 4 registers, its floats 8 (forget_words keeps the
+  // compiler from carrying the first pass's conversions over). H200 kernel times, two rounds,
+  // floats -> words: [2097152, 32] float16 96.3 -> 95.6 us, [524288, 128] 97.0 -> 96.1, bfloat16
+  // 96.5 -> 95.6; [65536, 32] 5.46 -> 5.15; [1024, 512] 2.82 -> 2.62 (two packs). Only the Full
+  // kernels: a misaligned row's packs loaded element by element into words ran [262144, 100]
+  // 67.5 -> 81.5.
+  constexpr bool kBwdWords = Bwd && kDirect && Full;
   // 16-bit lanes held in registers, aligned-row kernels (lanes_take_words): every row's packs
   // land as words (a misaligned row's element by element), the max is taken on the words, and an
   // aligned row's stores go through one pointer (see the loads and the stores below).
   constexpr bool kWords =
-      G == RowGroup::kLanes && kDirect && lanes_take_words<T, PACKS, Full, Shifted>();
+      G == RowGroup::kLanes && kDirect && !Bwd && lanes_take_words<T, PACKS, Full, Shifted>();
   // Lanes held in registers, aligned-row kernels (kWords, and float32's one and two packs):
   // `mine` kept in a register and an aligned row's stores through one pointer.
   constexpr bool kLaneStores =
@@ -840,7 +863,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     } else if constexpr (kFromRing) {
       ring_row_forward(stage, mine, ro);
     } else {
-      A va[K], vb[Bwd ? K : 1];
+      [[maybe_unused]] A va[kBwdWords ? 1 : K], vb[Bwd && !kBwdWords ? K : 1];
       // kDirect (a forward: one tensor): every pack's load issued before the first is used, from
       // one address (the packs a group's threads apart), into registers that hold -inf where the
       // thread owns no pack (four moves a pack, not eight or sixteen for its converted values).
@@ -849,6 +872,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       // [1024, 512] float16 2.7 -> 2.6 us, bfloat16 alike; [32, 64, 64, 64] 11.1-11.4 -> 10.9-11.0;
       // [2097152, 32] float16 67.5 -> 66.5-66.8; the other row shapes within 1%.
       [[maybe_unused]] PackWords<T, N> loaded[kDirect ? PACKS : 1];
+      [[maybe_unused]] PackWords<T, N> loaded_b[kDirect && Bwd ? PACKS : 1];  // dy
       // kWords: a misaligned row's packs land in the same words, element by element, so that
       // everything after the loads runs one way for every row (the max on the words below, one
       // conversion a value). On a path of its own, with its own conversions and float max, the
@@ -870,8 +894,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       }
       if constexpr (kDirect) {
         if (vec) {
-          const PackWords<T, N> pad_words = splat_words<T, N>(T(-INFINITY));
+          // (The backward's padding is 0: it adds nothing to sum(y * dy) or sum(dy).)
+          const PackWords<T, N> pad_words = splat_words<T, N>(T(Bwd ? 0.0f : -INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
+          [[maybe_unused]] const P* src_b = Bwd ? reinterpret_cast<const P*>(rb + col0) : nullptr;
           int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
           // (kLaneStores: held opaque, so that p * lanes is one multiply-add into the address, not
           // p shifted by lanes_log2 first; see the stores.)
@@ -880,11 +906,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
             loaded[p] = pad_words;
+            if constexpr (Bwd) loaded_b[p] = pad_words;
             if (mine >> p & 1u) {
-              if (last_row && past_end(p, row_shift))
+              if (last_row && past_end(p, row_shift)) {
                 loaded[p] = as_words(load_inside(ra, p, row_shift, T(-INFINITY)));
-              else
+              } else {
                 loaded[p] = load_prefetching_words(src + p * pack_step);
+                if constexpr (Bwd) loaded_b[p] = load_prefetching_words(src_b + p * pack_step);
+              }
             }
           }
         }
@@ -906,12 +935,12 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       // Pack p of tensor t, from registers (kDirect) or the ring.
       const auto landed = [&](int t, int p) {
         if constexpr (kDirect)
-          return from_words<T, N>(loaded[p]);
+          return from_words<T, N>(t == 0 ? loaded[p] : loaded_b[Bwd ? p : 0]);
         else
           return load_whole(slot(stage, t, p));
       };
 #pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
+      for (int p = 0; p < (kBwdWords ? 0 : PACKS); ++p) {
         const int col = col0 + p * step;
         const bool here = mine >> p & 1u;
         const A fill = Bwd ? A(0) : A(-INFINITY);  // padding: exp gives 0; adds 0 to sum(y * dy)
@@ -1023,6 +1052,31 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
               else
                 store_out(ro, p, o);
             }
+          }
+        }
+      } else if constexpr (kBwdWords) {
+        A pack_sums[PACKS];  // each pack's terms summed as it is converted
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+          A y[N], dy[N];
+          unpack_words<T, N>(loaded[p], y);
+          unpack_words<T, N>(loaded_b[p], dy);
+#pragma unroll
+          for (int j = 0; j < N; ++j) dy[j] = bwd_term<Log>(y[j], dy[j]);
+          pack_sums[p] = tree_reduce(dy, SumOp());
+        }
+        const A s = row_sum(tree_reduce(pack_sums, SumOp()));
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+          if (mine >> p & 1u) {
+            forget_words(loaded[p]);
+            forget_words(loaded_b[p]);
+            A y[N], dy[N], o[N];
+            unpack_words<T, N>(loaded[p], y);
+            unpack_words<T, N>(loaded_b[p], dy);
+#pragma unroll
+            for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, kFast>(y[j], dy[j], s);
+            store_out(ro, p, o);
           }
         }
       } else {
