@@ -622,6 +622,8 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # misaligned row over a cluster (element by element), and rows
                                   # of 152K (float32: persistent 16-block clusters, two stages)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
+                                  # few float32 rows of 160K or more: the whole-GPU tier
+                                  ((6, 180000), 1),
                                   # float64 rows over 16 blocks' shared memory (tier 3b), two
                                   # rounds of them or more: y cached, dy read again from L2
                                   ((64, 131080), 1)],

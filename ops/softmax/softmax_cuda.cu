@@ -709,10 +709,21 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   // kernel times, one call: [8, 131072] 17.9 -> 14.7 us, [16, 262144] 57.8 -> 43.9, [64, 152064]
   // 133 -> 111). Not float32 or 16-bit rows ([8, 131072] float32 7.9 -> 9.6, float16 5.5 -> 8.2:
   // the grid's barrier and 264 partials cost more than a cluster's exchange), nor the backward
-  // ([64, 152064] float64 127 -> 137). MT_SOFTMAX_GRID_ROWS=1: every few-rows shape; 0: never.
+  // ([64, 152064] float64 127 -> 137). But the float32 backward's rows of 160K floats or more
+  // (5/8 of what a 16-block cluster's wide packs hold), up to 32 of them, whose clusters hold one
+  // row at a time (H200 kernel times: [8, 262144] 15.2 -> 11.5 us, [16, 262144] 24.5 -> 18.4,
+  // [32, 262144] 43.1 -> 35.2, [8, 200000] 12.7 -> 9.9, [32, 200000] 31.9 -> 27.2, [16, 180000]
+  // 17.3 -> 15.1, [32, 180000] 28.8 -> 25.3; not past 32 rows: [48, 262144] 60.4 -> 66.2, [64,
+  // 200000] 54.4 -> 65.3; nor shorter rows: [16, 152064] 12.3 -> 12.4, [48, 152064] 27.6 -> 33.1,
+  // [16, 131072] 10.8 -> 11.6). MT_SOFTMAX_GRID_ROWS=1: every few-rows shape; 0: never.
   static const int grid_rows = env_int("MT_SOFTMAX_GRID_ROWS", -1);
-  const bool grid_first = grid_rows == 1 || (grid_rows < 0 && !Bwd && sizeof(T) == 8 &&
-                                             npk > int64_t(max_threads) * kNarrow);
+  const bool f32_backward_grid =
+      Bwd && sizeof(T) == 4 && rows <= 32 &&
+      npk * 8 >= int64_t(kRowTierMaxThreads) * kWide * kMaxClusterBlocks * 5;
+  const bool grid_first =
+      grid_rows == 1 ||
+      (grid_rows < 0 && ((!Bwd && sizeof(T) == 8 && npk > int64_t(max_threads) * kNarrow) ||
+                         f32_backward_grid));
   if (rows < 2 * dev.sm_count) {
     if (grid_first && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols)) return;
     // Held rows (kHeldPacks): few long 16-bit forward rows whose clusters of up to
