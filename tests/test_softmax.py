@@ -609,8 +609,8 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # every pack (the Full kernels), else as floats
                                   ((1000, 64), 1), ((3000, 8), 1), ((3000, 40), 1), ((600, 384), 1),
                                   ((700, 512), 1),
-                                  # misaligned rows of the lanes tier, two packs a lane (16-bit:
-                                  # element by element)
+                                  # misaligned rows of the lanes tier (16-bit: one pack a lane,
+                                  # element by element into floats; float32: two packs a lane)
                                   ((500, 100), 1),
                                   # tier 4b's backward over a grid of a round or more: 128-thread
                                   # blocks, 32 KB stages, line-wide tiles over 4 blocks

@@ -864,9 +864,10 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       ring_row_forward(stage, mine, ro);
     } else {
       [[maybe_unused]] A va[kBwdWords ? 1 : K], vb[Bwd && !kBwdWords ? K : 1];
-      // kDirect (a forward: one tensor): every pack's load issued before the first is used, from
-      // one address (the packs a group's threads apart), into registers that hold -inf where the
-      // thread owns no pack (four moves a pack, not eight or sixteen for its converted values).
+      // kDirect (a forward's x; the 16-bit backward lanes' y and dy): every pack's load issued
+      // before the first is used, from one address (the packs a group's threads apart), into
+      // registers that hold -inf (the backward: 0) where the thread owns no pack (four moves a
+      // pack, not eight or sixteen for its converted values).
       // (Held as 32-bit words: a Pack of 16-bit values assigned whole under a condition moves as
       // 2-byte pieces.) With warp_allreduce's unrolled steps, H200 kernel times, two rounds:
       // [1024, 512] float16 2.7 -> 2.6 us, bfloat16 alike; [32, 64, 64, 64] 11.1-11.4 -> 10.9-11.0;
