@@ -609,6 +609,11 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # every pack (the Full kernels), else as floats
                                   ((1000, 64), 1), ((3000, 8), 1), ((3000, 40), 1), ((600, 384), 1),
                                   ((700, 512), 1),
+                                  # 16-bit rows of many that a block holds at one pack a thread:
+                                  # y and dy held as words (96 and 480 threads own every pack;
+                                  # of 128 threads, 125 a pack; of 512, 511)
+                                  ((300, 768), 1), ((300, 3840), 1), ((300, 1000), 1),
+                                  ((300, 4088), 1),
                                   # misaligned rows of the lanes tier (16-bit: one pack a lane,
                                   # element by element into floats; float32: two packs a lane)
                                   ((500, 100), 1),

@@ -83,17 +83,47 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
   return threads < int64_t(fills) * 2048 * device_info().sm_count;
 }
 
-// The 16-bit backward's aligned lanes rows that fill their lanes' packs: the Full kernel, y and
-// dy loaded straight into registers and held as words (loads_direct, kBwdWords), at one pack a
-// lane on every grid, at two on grids of under two fills of the GPU (H200 kernel times, two
+// The 16-bit backward's aligned rows whose threads own every pack: the Full kernel, y and dy
+// loaded straight into registers and held as words (loads_direct, kBwdWords). Lanes at one pack
+// a lane on every grid, at two on grids of under two fills of the GPU (H200 kernel times, two
 // rounds, the ring -> Full: [1024, 512] float16 2.91 -> 2.62 us, bfloat16 2.89 -> 2.59; [1048576,
-// 512] 731 -> 740, where the ring stays).
+// 512] 731 -> 740, where the ring stays); a block's threads at one pack each
+// (backward_takes_block_words launches them, Full or not).
 template <typename T, int PACKS, bool Bwd, RowGroup G>
-bool bwd_lanes_full(int64_t rows, int64_t cols, bool vec, int64_t packs) {
+bool bwd_takes_words(int64_t rows, int64_t cols, bool vec, int64_t packs) {
   if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
     return vec && packs * pack_size<T>() == cols &&
            (PACKS == 1 || under_gpu_fills(rows * (packs / PACKS), 2));
+  if constexpr (Bwd && G == RowGroup::kBlock && sizeof(T) == 2 && PACKS == 1)
+    return vec && packs * pack_size<T>() == cols;
   return false;
+}
+
+// A 16-bit backward row of many that one block holds at one pack a thread, aligned, under 512
+// packs: that block, y and dy loaded straight into registers and held as words (kBwdWords; its
+// Full kernel where the block's whole warps own every pack, bwd_takes_words). H200 kernel times,
+// two rounds, the ring's two packs a thread -> words, float16: [67108, 1000] 99.2 -> 96.0 us,
+// [65536, 1000] 97.1 -> 94.1, [1024, 1024] 3.78 -> 3.52, [1024, 2048] 5.33 -> 5.24, [4096, 3000]
+// 21.8 -> 21.2, bfloat16 alike; even at 512 packs ([16384, 4096] 96.1 / 96.2), lost at 1024
+// ([1024, 8192] 15.7 -> 17.2, [4096, 8192] 50.7 -> 57.1: one 1024-thread block an SM).
+template <typename T>
+bool backward_takes_block_words(bool vec, int64_t cols) {
+  return sizeof(T) == 2 && vec && ceil_div(cols, int64_t(pack_size<T>())) < 512;
+}
+
+// A staged-row kernel and whether it loads its packs straight into registers (loads_direct of
+// the same template arguments), so that its launch gives it a ring in shared memory exactly when
+// it reads one.
+template <typename T>
+struct StagedKernel {
+  void (*fn)(const T*, const T*, T*, int64_t, int64_t, int, int, int, bool);
+  bool direct;
+};
+template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Shifted = false,
+          bool Full = false, bool Held = false>
+StagedKernel<T> staged_kernel() {
+  return {softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, Shifted, Full, Held>,
+          loads_direct<T, Log, Bwd, PACKS, G, Held, Full>()};
 }
 
 // The staged-row kernel: the Shifted one for misaligned rows that shifts_rows admits and whose
@@ -105,15 +135,15 @@ bool bwd_lanes_full(int64_t rows, int64_t cols, bool vec, int64_t packs) {
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
   if constexpr (Held && G == RowGroup::kBlock) {
-    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true, true>;
+    return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
   } else if constexpr (Held) {
     if (packs * pack_size<T>() == cols)
-      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true, true>;
-    return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, false, true>;
+      return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
+    return staged_kernel<T, PACKS, Log, Bwd, G, false, false, true>();
   }
   if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
-      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, true>;
+      return staged_kernel<T, PACKS, Log, Bwd, G, true>();
   // The forward's aligned rows that fill their group's packs exactly take the Full kernel:
   // float32 rows of a block (H200 kernel times, two rounds: [1024, 2048] 6.37-6.40 -> 6.02 us,
   // [1024, 10240] 22.3 -> 21.9, [1024, 4096] 9.8-10.0 -> 9.8-9.9, [16384, 4096] 130.9-131.4 ->
@@ -144,15 +174,15 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
       ((G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4) ||
       (G == RowGroup::kLanes && sizeof(T) == 2 && PACKS == 1);
   if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
-    if (bwd_lanes_full<T, PACKS, Bwd, G>(rows, cols, vec, packs))
-      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
+    if (bwd_takes_words<T, PACKS, Bwd, G>(rows, cols, vec, packs))
+      return staged_kernel<T, PACKS, Log, Bwd, G, false, true>();
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
                               (G == RowGroup::kBlock && sizeof(T) == 8);
   if constexpr ((kFullAlways || kFullShort) && !Bwd)
     if (vec && packs * pack_size<T>() == cols &&  // packs / PACKS below: a row's threads
         (kFullAlways || under_gpu_fills(rows * (packs / PACKS), 2)))
-      return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G, false, true>;
-  return softmax_staged_row_kernel<T, PACKS, Log, Bwd, G>;
+      return staged_kernel<T, PACKS, Log, Bwd, G, false, true>();
+  return staged_kernel<T, PACKS, Log, Bwd, G>();
 }
 
 // Tiers 1 and 2: a block for each group of `rows_per_block` rows (more than INT32_MAX blocks'
@@ -162,10 +192,18 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
                    int threads, int64_t rows_per_block, bool vec) {
   const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
   const int64_t packs = int64_t(group_threads) * PACKS;
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec, packs);
-  const bool direct = loads_direct<T, Log, Bwd, PACKS, G, Held>() ||
-                      bwd_lanes_full<T, PACKS, Bwd, G>(rows, cols, vec, packs);
-  const int64_t smem = direct ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
+  // (A 16-bit backward block of one pack a thread runs only where backward_takes_block_words
+  // holds, aligned rows: its Full kernel or the one that tests its packs, no Shifted kernel.)
+  const StagedKernel<T> chosen = [&] {
+    if constexpr (Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1)
+      return bwd_takes_words<T, PACKS, Bwd, G>(rows, cols, vec, packs)
+                 ? staged_kernel<T, PACKS, Log, Bwd, G, false, true>()
+                 : staged_kernel<T, PACKS, Log, Bwd, G>();
+    else
+      return staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec, packs);
+  }();
+  const auto kernel = chosen.fn;
+  const int64_t smem = chosen.direct ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
   const int64_t launch_rows = int64_t(INT32_MAX) * rows_per_block;
   for (int64_t first = 0; first < rows; first += launch_rows) {
@@ -425,8 +463,9 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int threads = row_block_threads<T, PACKS>(plan, cs);
   if (threads > max_threads || (Held && !vec)) return false;
   // (Held: the packs its threads hold, which says whether they own all of them.)
-  auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
-      p, rows, cols, vec, int64_t(Held ? threads * PACKS : chunk) * cs);
+  const auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
+                          p, rows, cols, vec, int64_t(Held ? threads * PACKS : chunk) * cs)
+                          .fn;
   static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
   persistent = persistent || forced_persistent;
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
@@ -775,6 +814,10 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if constexpr (has_held_blocks<T, Log, Bwd>())
       return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
           p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
+  } else if (Bwd && forced_packs == 0 && backward_takes_block_words<T>(vec, cols)) {
+    if constexpr (Bwd && sizeof(T) == 2)
+      return launch_staged<T, 1, Log, true, RowGroup::kBlock>(
+          p, rows, cols, int(npk), 0, row_block_threads<T, 1>(cols, 1), 1, vec);
   } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.

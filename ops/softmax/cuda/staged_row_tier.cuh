@@ -96,6 +96,9 @@ constexpr bool reads_ring() {
 // registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
 template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
+  // A 16-bit backward block of one pack a thread holds y and dy in registers as words (launched
+  // for aligned rows only, backward_takes_block_words).
+  if constexpr (Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1) return false;
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
   constexpr int kMaxValues = G == RowGroup::kLanes && !Log ? 32 : sizeof(T) == 4 ? 8 : 16;
@@ -121,7 +124,7 @@ constexpr bool holds_row_in_ring() {
 // 17.87 -> 17.62 / 17.63, [2048-16384, 4096] and [4096, 8192] alike; float16 direct lost, [1024,
 // 8192] 9.39 / 9.46 -> 9.60 / 9.65, [1024, 10240] 12.11 / 12.10 -> 12.42 / 12.51). Held clusters
 // keep the ring. The 16-bit backward's lanes load y and dy directly at one pack a lane, and at
-// two in the Full kernels of short grids (bwd_lanes_full), which hold them as words (kBwdWords
+// two in the Full kernels of short grids (bwd_takes_words), which hold them as words (kBwdWords
 // in the kernel); H200 kernel times, two rounds, the ring -> direct: [262144, 100] float16 69.2 /
 // 69.8 -> 66.9 / 67.3 us, [262144, 120] 50.8 / 51.2 -> 48.1 / 48.5, bfloat16 alike. Two packs a
 // lane direct on a long grid lost ([1048576, 512] 731 -> 735 as floats, 740 as words).
@@ -131,8 +134,8 @@ constexpr bool loads_direct() {
   if constexpr (Held) return G == RowGroup::kBlock && sizeof(T) == 4;
   constexpr bool kGroup = G == RowGroup::kLanes ? sizeof(T) <= 4
                                                 : G == RowGroup::kBlock && sizeof(T) == 2;
-  constexpr bool kBwdLanes = G == RowGroup::kLanes && sizeof(T) == 2 && (PACKS == 1 || Full);
-  return kGroup && (!Bwd || kBwdLanes) && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
+  constexpr bool kBwd16 = sizeof(T) == 2 && (PACKS == 1 || (G == RowGroup::kLanes && Full));
+  return kGroup && (!Bwd || kBwd16) && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -310,6 +313,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (The direct loads of dy cover aligned rows and the element-by-element path, not a Shifted
   // row's last pack: the 16-bit backward's lanes take no Shifted kernel.)
   static_assert(!(kDirect && Bwd && Shifted), "direct backward loads: no Shifted kernel");
+  // (launch_staged gives a 16-bit backward block of one pack a thread no ring: loads_direct.)
+  static_assert(kDirect || !(Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1),
+                "a 16-bit backward block of one pack a thread loads directly");
   // The 16-bit backward's Full lanes keep y and dy as their 16-bit words and convert them in
   // each of the two passes (the sum of the terms, the output), instead of holding both as floats
   // across the row's sum: a pack of each costs 4 registers, its floats 8 (forget_words keeps the
@@ -318,7 +324,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 96.5 -> 95.6; [65536, 32] 5.46 -> 5.15; [1024, 512] 2.82 -> 2.62 (two packs). Only the Full
   // kernels: a misaligned row's packs loaded element by element into words ran [262144, 100]
   // 67.5 -> 81.5.
-  constexpr bool kBwdWords = Bwd && kDirect && Full;
+  constexpr bool kBwdWords = Bwd && kDirect && (Full || G == RowGroup::kBlock);
+  // (A block's are launched for aligned rows only: backward_takes_block_words.)
+  if constexpr (kBwdWords) vec = true;
   // 16-bit lanes held in registers, aligned-row kernels (lanes_take_words): every row's packs
   // land as words (a misaligned row's element by element), the max is taken on the words, and an
   // aligned row's stores go through one pointer (see the loads and the stores below).
