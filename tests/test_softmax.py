@@ -614,6 +614,9 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # of 128 threads, 125 a pack; of 512, 511)
                                   ((300, 768), 1), ((300, 3840), 1), ((300, 1000), 1),
                                   ((300, 4088), 1),
+                                  # 16-bit rows of many read twice by a block a row (tier 2r): one
+                                  # trip of 512 threads, and two
+                                  ((300, 4096), 1), ((300, 8192), 1),
                                   # misaligned rows of the lanes tier (16-bit: one pack a lane,
                                   # element by element into floats; float32: two packs a lane)
                                   ((500, 100), 1),

@@ -7,9 +7,9 @@
 Times minitensor's softmax (forward, or --backward) with CUDA events, L2 flushed between runs,
 median of --reps, and prints % of the device-to-device copy bandwidth measured in the same
 process (--kernel: the kernels' device time from the CUDA profiler instead; --names: and the
-kernels our call ran, so that an A/B knows which kernel each side took), beside torch
-(not with --no-torch), QuACK with --quack and Liger with --liger when importable, torch.compile
-with --compile. A shape's `:d` suffix picks the dim (default the last). Every result is checked
+kernels each contender's call ran, so that an A/B knows which kernel each side took), beside
+torch (not with --no-torch), QuACK with --quack and Liger with --liger when importable,
+torch.compile with --compile (with --backward: of torch's backward op, as the benchmark). A shape's `:d` suffix picks the dim (default the last). Every result is checked
 against torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per
 process: run one process per setting.
 
@@ -83,8 +83,8 @@ def main():
                         "contender asked for): half the device time of an A/B run")
     parser.add_argument("--tag", default="")
     parser.add_argument("--kernel", action="store_true", help="device kernel time, not events")
-    parser.add_argument("--names", action="store_true", help="with --kernel: print the kernels our "
-                        "call ran (from one more profiled call)")
+    parser.add_argument("--names", action="store_true", help="with --kernel: print the kernels "
+                        "each contender's call ran (from one more profiled call)")
     parser.add_argument("--pad-mib", default="", help="e.g. 0,1,3: each case once per value, that "
                         "many MiB allocated before its tensors (where they land in memory; the "
                         "line gives x's offset in its 2 MiB page)")
@@ -146,7 +146,12 @@ def main():
             if padding is not None:
                 line += f" pad {pad_mib} MiB, x at +{x.data_ptr() % (2 << 20) >> 10} KiB"
             contenders = [("mt", ours)] + ([] if args.no_torch else [("torch", theirs)])
-            if args.compile and not args.backward and not args.log:
+            if args.compile and args.backward:  # as the backward benchmark compiles it
+                torch._dynamo.reset()
+                compiled = torch.compile(lambda g, out: aten_backward(g, out, dim, dtype),
+                                         dynamic=False)
+                contenders.append(("compile", lambda: compiled(dy, y)))
+            elif args.compile and not args.log:
                 torch._dynamo.reset()
                 compiled = torch.compile(lambda t: torch.softmax(t, dim), dynamic=False)
                 contenders.append(("compile", lambda: compiled(x)))
@@ -165,9 +170,10 @@ def main():
                 except Exception as error:  # noqa: BLE001
                     line += f" | {label} n/a ({type(error).__name__})"
             print(line, flush=True)
-            if profiler and args.names:
-                kernels = [short_kernel_name(a.name) for a in profiler.calls(ours, 1)[-1]]
-                print(f"{'':10s} {shape_text:>14s} {name:4s} kernels: {'; '.join(kernels)}", flush=True)
+            for label, fn in contenders if profiler and args.names else []:
+                kernels = [short_kernel_name(a.name) for a in profiler.calls(fn, 1)[-1]]
+                print(f"{'':10s} {shape_text:>14s} {name:4s} {label} kernels: {'; '.join(kernels)}",
+                      flush=True)
     print(f"copy {copy_gbs:.0f} GB/s")
 
 

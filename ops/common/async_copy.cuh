@@ -84,6 +84,16 @@ __device__ __forceinline__ uint64_t l2_copy_policy(bool evict_first) {
   return policy;
 }
 
+// An L2 cache policy that keeps the lines (evict_last): for loads whose lines the kernel reads
+// again soon (tier 2r's first pass).
+__device__ __forceinline__ uint64_t l2_keep_policy() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
 // cp_async<16> under an L2 policy from l2_copy_policy (one copy instruction either way, so a
 // copy loop needs no branch on the policy).
 __device__ __forceinline__ void cp_async_hinted(void* smem, const void* gmem, uint64_t policy) {

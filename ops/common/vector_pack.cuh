@@ -155,6 +155,29 @@ __device__ __forceinline__ Pack<T, N> load_whole_hinted(const Pack<T, N>* src, u
   return load_whole(src);
 }
 
+// A whole 16-byte pack loaded as its words under an L2 cache policy (as load_whole_hinted) and
+// an L1 eviction priority: kept (L1EvictLast) or dropped first.
+template <bool L1EvictLast, typename T, int N>
+__device__ __forceinline__ PackWords<T, N> load_words_hinted(const Pack<T, N>* src,
+                                                             uint64_t policy) {
+  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 w;
+  if constexpr (L1EvictLast)
+    asm("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(src), "l"(policy));
+  else
+    asm("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(src), "l"(policy));
+  return w;
+#else
+  (void)policy;
+  return as_words(*src);
+#endif
+}
+
 // A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
 // L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon. As its word
 // (PackWords), or as a Pack.

@@ -6,6 +6,7 @@
 //   tier  shape (inner == 1 unless said)            where a row lives              file
 //   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, regs or smem   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
+//   2r    16-bit backward, 512 or 1024 packs        one block, read twice (L1/L2)  reread_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's smem (bwd dy: L2)  block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
@@ -25,6 +26,7 @@
 #include "ops/common/launch.cuh"
 #include "ops/softmax/cuda/block_tier.cuh"
 #include "ops/softmax/cuda/grid_row_tier.cuh"
+#include "ops/softmax/cuda/reread_row_tier.cuh"
 #include "ops/softmax/cuda/split_row_tier.cuh"
 #include "ops/softmax/cuda/staged_row_tier.cuh"
 #include "ops/softmax/cuda/tier_launch.cuh"
@@ -109,6 +111,30 @@ bool bwd_takes_words(int64_t rows, int64_t cols, bool vec, int64_t packs) {
 template <typename T>
 bool backward_takes_block_words(bool vec, int64_t cols) {
   return sizeof(T) == 2 && vec && ceil_div(cols, int64_t(pack_size<T>())) < 512;
+}
+
+// Tier 2r (reread_row_tier.cuh, its measurements there): the 16-bit backward's aligned rows of
+// 512 or 1024 packs, many of them, read twice by a block of 512 threads a row, every thread a
+// pack a trip (rows whose trips left threads idle lost, [8192, 6144] and [1024, 10240]; blocks of
+// 256 threads at two packs each ran [1024, 4096] 7.50 us against 7.77 but [16384, 4096] 94.5
+// against 94.0 and [1024, 8192] 17.2 against 14.75). MT_SOFTMAX_REREAD=0 turns it off, 1 takes
+// it for every aligned 16-bit backward row of many that reaches it.
+template <typename T>
+bool backward_rereads_rows(bool vec, int64_t npk) {
+  static const int forced = env_int("MT_SOFTMAX_REREAD", -1);
+  return sizeof(T) == 2 && vec && forced != 0 &&
+         (forced == 1 || (npk % kRereadThreads == 0 && npk <= 2 * kRereadThreads));
+}
+
+template <typename T, bool Log>
+void launch_reread_rows(const Ptrs& p, int64_t rows, int64_t cols) {
+  for (int64_t first = 0; first < rows; first += INT32_MAX) {
+    const int64_t n = std::min<int64_t>(rows - first, INT32_MAX), at = first * cols;
+    softmax_bwd_reread_kernel<T, Log><<<unsigned(n), kRereadThreads>>>(
+        static_cast<const T*>(p.a) + at, static_cast<const T*>(p.b) + at,
+        static_cast<T*>(p.out) + at, cols);
+    MT_CUDA_CHECK_LAUNCH();
+  }
 }
 
 // A staged-row kernel and whether it loads its packs straight into registers (loads_direct of
@@ -814,6 +840,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if constexpr (has_held_blocks<T, Log, Bwd>())
       return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
           p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
+  } else if (Bwd && forced_packs == 0 && backward_rereads_rows<T>(vec, npk)) {
+    if constexpr (Bwd && sizeof(T) == 2) return launch_reread_rows<T, Log>(p, rows, cols);
   } else if (Bwd && forced_packs == 0 && backward_takes_block_words<T>(vec, cols)) {
     if constexpr (Bwd && sizeof(T) == 2)
       return launch_staged<T, 1, Log, true, RowGroup::kBlock>(
