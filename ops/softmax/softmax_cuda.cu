@@ -107,7 +107,8 @@ bool bwd_takes_words(int64_t rows, int64_t cols, bool vec, int64_t packs) {
 // two rounds, the ring's two packs a thread -> words, float16: [67108, 1000] 99.2 -> 96.0 us,
 // [65536, 1000] 97.1 -> 94.1, [1024, 1024] 3.78 -> 3.52, [1024, 2048] 5.33 -> 5.24, [4096, 3000]
 // 21.8 -> 21.2, bfloat16 alike; even at 512 packs ([16384, 4096] 96.1 / 96.2), lost at 1024
-// ([1024, 8192] 15.7 -> 17.2, [4096, 8192] 50.7 -> 57.1: one 1024-thread block an SM).
+// ([1024, 8192] 15.7 -> 17.2, [4096, 8192] 50.7 -> 57.1, blocks of 1024 threads); rows of 512
+// and 1024 packs take tier 2r, which the launcher tries first.
 template <typename T>
 bool backward_takes_block_words(bool vec, int64_t cols) {
   return sizeof(T) == 2 && vec && ceil_div(cols, int64_t(pack_size<T>())) < 512;
@@ -117,8 +118,12 @@ bool backward_takes_block_words(bool vec, int64_t cols) {
 // 512 or 1024 packs, many of them, read twice by a block of 512 threads a row, every thread a
 // pack a trip (rows whose trips left threads idle lost, [8192, 6144] and [1024, 10240]; blocks of
 // 256 threads at two packs each ran [1024, 4096] 7.50 us against 7.77 but [16384, 4096] 94.5
-// against 94.0 and [1024, 8192] 17.2 against 14.75). MT_SOFTMAX_REREAD=0 turns it off, 1 takes
-// it for every aligned 16-bit backward row of many that reaches it.
+// against 94.0 and [1024, 8192] 17.2 against 14.75). In the sweep's regime (the benchmark
+// beside torch.compile, kernel times, two rounds, float16 / bfloat16): [1024, 4096] 8.8 / 7.9-8.0
+// -> 7.6-7.7, [16384, 4096] 96.4 / 96.5-96.7 -> 93.6 / 94.5, [4096, 8192] 50.7-50.9 / 50.3-50.8 ->
+// 48.4-49.6 / 48.7-49.2; [1024, 8192] alike in float16 (14.7-14.8), 14.5-14.6 -> 14.8-14.9 in
+// bfloat16. MT_SOFTMAX_REREAD=0 turns it off, 1 takes it for every aligned 16-bit backward row of
+// many that reaches it.
 template <typename T>
 bool backward_rereads_rows(bool vec, int64_t npk) {
   static const int forced = env_int("MT_SOFTMAX_REREAD", -1);
