@@ -13,7 +13,7 @@
 // whose every thread folds the 16 warps' sums, 99.1; neither 99.5). A trip that leaves threads idle
 // lost ([8192, 6144], 768 packs: 73.3 -> 77.7; [1024, 10240], 1280: 18.2 -> 18.8), as did 8-byte
 // packs (Inductor's layout for trips of 2048 values; [16384, 4096] 107) and blocks of 256 or 1024
-// threads on some rows (launch_reread_rows says which).
+// threads on some rows (backward_rereads_rows, softmax_cuda.cu).
 #pragma once
 
 #include "core/dtype.h"
@@ -24,7 +24,7 @@
 
 namespace mt {
 
-// A block of 512 threads a row (launch_reread_rows says which rows).
+// A block of 512 threads a row (backward_rereads_rows says which rows).
 constexpr int kRereadThreads = 512;
 
 // Rows of cols / N whole, aligned packs (the launcher sends aligned rows only).
