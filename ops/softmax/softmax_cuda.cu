@@ -165,6 +165,9 @@ StagedKernel<T> staged_kernel() {
 // cols / N).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
+  // A 16-bit backward block of one pack a thread runs only where backward_takes_block_words
+  // holds, aligned rows: its Full kernel or the one that tests its packs, no Shifted kernel.
+  constexpr bool kBlockWords = Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1;
   if constexpr (Held && G == RowGroup::kBlock) {
     return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
   } else if constexpr (Held) {
@@ -172,7 +175,7 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
       return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
     return staged_kernel<T, PACKS, Log, Bwd, G, false, false, true>();
   }
-  if constexpr (misaligned_rows_shifted<T, Bwd, G>())
+  if constexpr (misaligned_rows_shifted<T, Bwd, G>() && !kBlockWords)
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return staged_kernel<T, PACKS, Log, Bwd, G, true>();
   // The forward's aligned rows that fill their group's packs exactly take the Full kernel:
@@ -204,7 +207,7 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   constexpr bool kFullAlways =
       ((G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4) ||
       (G == RowGroup::kLanes && sizeof(T) == 2 && PACKS == 1);
-  if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
+  if constexpr ((Bwd && G == RowGroup::kLanes && sizeof(T) == 2) || kBlockWords)
     if (bwd_takes_words<T, PACKS, Bwd, G>(rows, cols, vec, packs))
       return staged_kernel<T, PACKS, Log, Bwd, G, false, true>();
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
@@ -223,16 +226,8 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
                    int threads, int64_t rows_per_block, bool vec) {
   const int group_threads = G == RowGroup::kLanes ? 1 << lanes_log2 : threads;
   const int64_t packs = int64_t(group_threads) * PACKS;
-  // (A 16-bit backward block of one pack a thread runs only where backward_takes_block_words
-  // holds, aligned rows: its Full kernel or the one that tests its packs, no Shifted kernel.)
-  const StagedKernel<T> chosen = [&] {
-    if constexpr (Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1)
-      return bwd_takes_words<T, PACKS, Bwd, G>(rows, cols, vec, packs)
-                 ? staged_kernel<T, PACKS, Log, Bwd, G, false, true>()
-                 : staged_kernel<T, PACKS, Log, Bwd, G>();
-    else
-      return staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec, packs);
-  }();
+  const StagedKernel<T> chosen =
+      staged_row_kernel_for<T, PACKS, Log, Bwd, G, Held>(p, rows, cols, vec, packs);
   const auto kernel = chosen.fn;
   const int64_t smem = chosen.direct ? 0 : row_ring_bytes<Bwd>(1, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
