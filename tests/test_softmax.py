@@ -497,6 +497,27 @@ def test_cuda_held_rows_under_overrides(setting):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_REREAD=0", "MT_SOFTMAX_REREAD=1"])
+def test_cuda_backward_reread_rows_under_overrides(setting):
+    """The backward's rows of many without tier 2r (the block tier: its ring, or one pack a
+    thread held in registers), and tier 2r forced onto every aligned 16- and 32-bit row of many
+    that reaches it: float32 rows of two trips whose second leaves threads idle (3840, 4088
+    values), of four trips (8192) and sixteen (32768)."""
+    rerun_under_override(setting, "test_cuda_backward_tiers and (300x768 or 300x1000 or "
+                         "300x2048 or 300x3840 or 300x4088 or 300x4096 or 300x8192 or 300x32768)")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_REREAD_CLUSTER=0", "MT_SOFTMAX_REREAD_CLUSTER=1"])
+def test_cuda_backward_reread_clusters_under_overrides(setting):
+    """Few long backward rows without tier 2r's clusters (the ring's clusters, the split row),
+    and with them wherever they run: shorter rows (2 x 65536: 512 packs a block in 16-bit) and a
+    row the whole-GPU tier would take first (float32 6 x 180000)."""
+    rerun_under_override(setting, "test_cuda_backward_tiers and (2x65536 or 1x1048576 or "
+                         "6x180000 or 20x151936)")
+
+
+@pytest.mark.cuda
 def test_cuda_backward_rereading_dy_under_override():
     """Tier 3b's backward reading dy again in its output pass, forced wherever the backward cases
     reach tier 3b (float64's long rows: also misaligned, and within a round)."""
@@ -609,14 +630,14 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # every pack (the Full kernels), else as floats
                                   ((1000, 64), 1), ((3000, 8), 1), ((3000, 40), 1), ((600, 384), 1),
                                   ((700, 512), 1),
-                                  # 16-bit rows of many that a block holds at one pack a thread:
-                                  # y and dy held as words (96 and 480 threads own every pack;
-                                  # of 128 threads, 125 a pack; of 512, 511)
+                                  # rows of many under 512 packs, a block of their packs rounded
+                                  # up to a warp a row (tier 2r; 16-bit: 96 and 480 threads a pack
+                                  # each, 125 of 128, 511 of 512)
                                   ((300, 768), 1), ((300, 3840), 1), ((300, 1000), 1),
                                   ((300, 4088), 1),
-                                  # 16-bit rows of many read twice by a block a row (tier 2r): one
-                                  # trip of 512 threads, and two
-                                  ((300, 4096), 1), ((300, 8192), 1),
+                                  # 16- and 32-bit rows of many read twice by a block a row
+                                  # (tier 2r): one trip of 512 threads (float32: 2048), and two
+                                  ((300, 2048), 1), ((300, 4096), 1), ((300, 8192), 1),
                                   # misaligned rows of the lanes tier (16-bit: one pack a lane,
                                   # element by element into floats; float32: two packs a lane)
                                   ((500, 100), 1),
@@ -627,8 +648,9 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # the wide packs instead (float32 at 8191, 16-bit at 12290)
                                   ((300, 8191), 1), ((300, 12290), 1),
                                   # rows read from the ring: a cluster a row over many rows, a
-                                  # misaligned row over a cluster (element by element), and rows
-                                  # of 152K (float32: persistent 16-block clusters, two stages)
+                                  # misaligned row over a cluster (element by element); few rows
+                                  # of 152K over tier 2r's clusters (the ring's where they are
+                                  # off: float32's persistent 16-block clusters, two stages)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
                                   # few float32 rows of 160K or more: the whole-GPU tier
                                   ((6, 180000), 1),

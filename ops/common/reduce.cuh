@@ -234,20 +234,25 @@ __device__ __forceinline__ V block_allreduce(V v, Op op, V identity, V* scratch)
 }
 
 // Every thread gets the block's result after a single barrier: each warp leaves its result in a
-// slot, then every thread folds all the warps' slots itself (broadcast reads, no second barrier
-// to hand a result back). `scratch` holds 64 V; `parity` (per thread, starting at 0) alternates
-// the half of it that each call uses, so one call's writes never race the previous call's reads.
+// slot, then every warp folds the slots across its lanes, a slot a lane and a butterfly (a load
+// and five shuffles a thread, where folding every slot in every thread took a load and an op a
+// warp: 31 of each at 32 warps), with no second barrier to hand a result back. `scratch` holds
+// 64 V; `parity` (per thread, starting at 0) alternates the half of it that each call uses, so
+// one call's writes never race the previous call's reads. H200 kernel times, the backward's block
+// sums, against every thread folding every slot: float16 [1024, 2048] 5.1 -> 5.0 us,
+// [8, 131072] 5.1 -> 4.9, bfloat16 [64, 152064] 21.1 -> 20.7, float32 [64, 152064] 36.2 -> 35.1;
+// none slower.
 template <typename V, typename Op>
-__device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V* scratch, int& parity) {
+__device__ __forceinline__ V block_allreduce_one_barrier(V v, Op op, V identity, V* scratch,
+                                                         int& parity) {
   v = warp_allreduce(v, op);
   V* slots = scratch + parity * 32;
   parity ^= 1;
-  if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) slots[threadIdx.x >> 5] = v;
   __syncthreads();
   const int nwarps = int(blockDim.x + 31) >> 5;
-  V r = slots[0];
-  for (int w = 1; w < nwarps; ++w) r = op(r, slots[w]);
-  return r;
+  return warp_allreduce(lane < nwarps ? slots[lane] : identity, op);
 }
 
 // The (max, sum) of the warp's pairs (warp_maxsum: one a lane), or of the n <= 32 pairs v[0..n)

@@ -6,7 +6,7 @@
 //   tier  shape (inner == 1 unless said)            where a row lives              file
 //   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, regs or smem   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
-//   2r    16-bit backward, 512 or 1024 packs        one block, read twice (L1/L2)  reread_row_tier
+//   2r    backward, <= 512 or 1024 packs (16/32b)   one block, read twice (L1/L2)  reread_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's smem (bwd dy: L2)  block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
@@ -89,57 +89,79 @@ inline bool under_gpu_fills(int64_t threads, int fills) {
 // loaded straight into registers and held as words (loads_direct, kBwdWords). Lanes at one pack
 // a lane on every grid, at two on grids of under two fills of the GPU (H200 kernel times, two
 // rounds, the ring -> Full: [1024, 512] float16 2.91 -> 2.62 us, bfloat16 2.89 -> 2.59; [1048576,
-// 512] 731 -> 740, where the ring stays); a block's threads at one pack each
-// (backward_takes_block_words launches them, Full or not).
+// 512] 731 -> 740, where the ring stays).
 template <typename T, int PACKS, bool Bwd, RowGroup G>
 bool bwd_takes_words(int64_t rows, int64_t cols, bool vec, int64_t packs) {
   if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
     return vec && packs * pack_size<T>() == cols &&
            (PACKS == 1 || under_gpu_fills(rows * (packs / PACKS), 2));
-  if constexpr (Bwd && G == RowGroup::kBlock && sizeof(T) == 2 && PACKS == 1)
-    return vec && packs * pack_size<T>() == cols;
   return false;
 }
 
-// A 16-bit backward row of many that one block holds at one pack a thread, aligned, under 512
-// packs: that block, y and dy loaded straight into registers and held as words (kBwdWords; its
-// Full kernel where the block's whole warps own every pack, bwd_takes_words). H200 kernel times,
-// two rounds, the ring's two packs a thread -> words, float16: [67108, 1000] 99.2 -> 96.0 us,
-// [65536, 1000] 97.1 -> 94.1, [1024, 1024] 3.78 -> 3.52, [1024, 2048] 5.33 -> 5.24, [4096, 3000]
-// 21.8 -> 21.2, bfloat16 alike; even at 512 packs ([16384, 4096] 96.1 / 96.2), lost at 1024
-// ([1024, 8192] 15.7 -> 17.2, [4096, 8192] 50.7 -> 57.1, blocks of 1024 threads); rows of 512
-// and 1024 packs take tier 2r, which the launcher tries first.
-template <typename T>
-bool backward_takes_block_words(bool vec, int64_t cols) {
-  return sizeof(T) == 2 && vec && ceil_div(cols, int64_t(pack_size<T>())) < 512;
-}
-
-// Tier 2r (reread_row_tier.cuh, its measurements there): the 16-bit backward's aligned rows of
-// 512 or 1024 packs, many of them, read twice by a block of 512 threads a row, every thread a
-// pack a trip (rows whose trips left threads idle lost, [8192, 6144] and [1024, 10240]; blocks of
-// 256 threads at two packs each ran [1024, 4096] 7.50 us against 7.77 but [16384, 4096] 94.5
-// against 94.0 and [1024, 8192] 17.2 against 14.75). In the sweep's regime (the benchmark
-// beside torch.compile, kernel times, two rounds, float16 / bfloat16): [1024, 4096] 8.8 / 7.9-8.0
-// -> 7.6-7.7, [16384, 4096] 96.4 / 96.5-96.7 -> 93.6 / 94.5, [4096, 8192] 50.7-50.9 / 50.3-50.8 ->
-// 48.4-49.6 / 48.7-49.2; [1024, 8192] alike in float16 (14.7-14.8), 14.5-14.6 -> 14.8-14.9 in
-// bfloat16. MT_SOFTMAX_REREAD=0 turns it off, 1 takes it for every aligned 16-bit backward row of
+// Tier 2r (reread_row_tier.cuh, its measurements there): the backward's aligned 16- and 32-bit
+// rows of many, up to 512 packs (a block of their packs rounded up to a warp, one trip) or of
+// 1024 (512 threads, two trips), read twice. H200 kernel times, two rounds, against the block
+// tier below (16-bit rows under 512 packs: one pack a thread, y and dy held in registers as
+// words; else the ring): float16 [1024, 1024] 3.49 -> 2.72 us, [1024, 2048] 5.0 -> 4.32,
+// [4096, 3000] 20.8 -> 19.25, [67108, 1000] 95.6 -> 93.2, bfloat16 alike; float32 [1024, 1024]
+// 5.3 -> 4.21, [1024, 2048] 8.5-8.6 -> 7.3-7.4, [8192, 2048] 49.8-50.8 -> 47.2-47.5, [65536, 2048]
+// 372.2-372.5 -> 362.8-363.1, [67108, 1000] 187.3 -> 183.0, [1024, 4096] 15.3-15.4 -> 14.4,
+// [16384, 4096] 187.7-188.0 -> 184.3. 16-bit rows of 4096 and 8192 in the sweep's regime (the
+// benchmark beside torch.compile, kernel times, two rounds, float16 / bfloat16): [1024, 4096] 8.8
+// / 7.9-8.0 -> 7.6-7.7, [16384, 4096] 96.4 / 96.5-96.7 -> 93.6 / 94.5, [4096, 8192] 50.7-50.9 /
+// 50.3-50.8 -> 48.4-49.6 / 48.7-49.2; [1024, 8192] alike in float16 (14.7-14.8), 14.5-14.6 ->
+// 14.8-14.9 in bfloat16. Lost: rows whose second trip left threads idle ([8192, 6144], 768 packs:
+// 73.3 -> 77.7; [1024, 10240], 1280: 18.2 -> 18.8), three or four trips (float16 [2048, 12288]
+// 38.7 -> 39.1, [4096, 16384] 96.6 -> 104-106; float32 [1024, 8192] 27.2-27.4 -> 30.1-30.2,
+// [4096, 8192] 96.4 -> 104-107); blocks of 256 threads at two packs each ran [1024, 4096] 7.50 us
+// against 7.77 but [16384, 4096] 94.5 against 94.0 and [1024, 8192] 17.2 against 14.75.
+// MT_SOFTMAX_REREAD=0 turns it off, 1 takes it for every aligned 16- or 32-bit backward row of
 // many that reaches it.
 template <typename T>
 bool backward_rereads_rows(bool vec, int64_t npk) {
   static const int forced = env_int("MT_SOFTMAX_REREAD", -1);
-  return sizeof(T) == 2 && vec && forced != 0 &&
-         (forced == 1 || (npk % kRereadThreads == 0 && npk <= 2 * kRereadThreads));
+  return sizeof(T) <= 4 && vec && forced != 0 &&
+         (forced == 1 || npk <= kRereadThreads || npk == 2 * kRereadThreads);
 }
 
 template <typename T, bool Log>
 void launch_reread_rows(const Ptrs& p, int64_t rows, int64_t cols) {
+  const int64_t npk = cols / pack_size<T>();
+  const int threads = int(std::min<int64_t>(kRereadThreads, ceil_div(npk, int64_t(32)) * 32));
   for (int64_t first = 0; first < rows; first += INT32_MAX) {
     const int64_t n = std::min<int64_t>(rows - first, INT32_MAX), at = first * cols;
-    softmax_bwd_reread_kernel<T, Log><<<unsigned(n), kRereadThreads>>>(
+    softmax_bwd_reread_kernel<T, Log><<<unsigned(n), threads>>>(
         static_cast<const T*>(p.a) + at, static_cast<const T*>(p.b) + at,
         static_cast<T*>(p.out) + at, cols);
     MT_CUDA_CHECK_LAUNCH();
   }
+}
+
+// Tier 2r over clusters: few long aligned 16- and 32-bit backward rows of 16,384 to 32,768 packs
+// (131,072 to 262,144 16-bit values, 65,536 to 131,072 floats), a 16-block cluster a row, each
+// block reading its share twice (two to four trips), where every row's cluster is resident at
+// once. H200 kernel times, two rounds, against the ring's clusters: float16 [8, 131072] 4.88-4.96
+// -> 4.30-4.34 us, [4, 262144] 6.08-6.14 -> 4.88-4.91, [16, 262144] 10.72-10.74 -> 10.22-10.27,
+// [20, 151936] 8.0 -> 7.46, bfloat16 alike; float32 [8, 131072] 9.38-9.44 -> 6.22-6.46 ([32,
+// 131072] alike in every dtype).
+// Rows in two rounds lost ([64, 152064] float16 20.8-20.9 -> 24.3, float32 34.3-35.1 -> 46.3), as
+// did 8 blocks a row ([8, 131072] float16 4.45, [16, 262144] 11.8) and longer rows, whose 16
+// blocks leave the GPU idle ([1, 1048576] float16 6.7 -> 10.9, [1, 16777216] 43.5 -> 254 in the
+// sweep; float32 rows of 160K or more take the whole-GPU tier first). MT_SOFTMAX_REREAD_CLUSTER=0
+// turns them off, 1 takes them for every few aligned rows that reach them.
+template <typename T, bool Log>
+bool launch_reread_cluster_rows(const Ptrs& p, int64_t rows, int64_t cols) {
+  static const int forced = env_int("MT_SOFTMAX_REREAD_CLUSTER", -1);
+  constexpr int cs = kMaxClusterBlocks;
+  const int64_t npk = cols / pack_size<T>();
+  const int threads = int(std::min<int64_t>(kRereadThreads, ceil_div(ceil_div(npk, cs), 32) * 32));
+  const auto kernel = softmax_bwd_reread_kernel<T, Log, true>;
+  if (forced == 0 || (forced != 1 && (npk < int64_t(cs) * 2 * kRereadThreads ||
+                                      npk > int64_t(cs) * 4 * kRereadThreads ||
+                                      rows > active_clusters(kernel, cs, threads, 0))))
+    return false;
+  return launch_clustered(kernel, rows, cs, threads, 0, static_cast<const T*>(p.a),
+                          static_cast<const T*>(p.b), static_cast<T*>(p.out), cols);
 }
 
 // A staged-row kernel and whether it loads its packs straight into registers (loads_direct of
@@ -165,9 +187,6 @@ StagedKernel<T> staged_kernel() {
 // cols / N).
 template <typename T, int PACKS, bool Log, bool Bwd, RowGroup G, bool Held = false>
 auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, int64_t packs) {
-  // A 16-bit backward block of one pack a thread runs only where backward_takes_block_words
-  // holds, aligned rows: its Full kernel or the one that tests its packs, no Shifted kernel.
-  constexpr bool kBlockWords = Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1;
   if constexpr (Held && G == RowGroup::kBlock) {
     return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
   } else if constexpr (Held) {
@@ -175,7 +194,7 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
       return staged_kernel<T, PACKS, Log, Bwd, G, false, true, true>();
     return staged_kernel<T, PACKS, Log, Bwd, G, false, false, true>();
   }
-  if constexpr (misaligned_rows_shifted<T, Bwd, G>() && !kBlockWords)
+  if constexpr (misaligned_rows_shifted<T, Bwd, G>())
     if (shifts_rows<T, Bwd, G>(p, vec) && packs * pack_size<T>() >= cols + pack_size<T>() - 1)
       return staged_kernel<T, PACKS, Log, Bwd, G, true>();
   // The forward's aligned rows that fill their group's packs exactly take the Full kernel:
@@ -207,7 +226,7 @@ auto staged_row_kernel_for(const Ptrs& p, int64_t rows, int64_t cols, bool vec, 
   constexpr bool kFullAlways =
       ((G == RowGroup::kBlock || G == RowGroup::kLanes) && sizeof(T) == 4) ||
       (G == RowGroup::kLanes && sizeof(T) == 2 && PACKS == 1);
-  if constexpr ((Bwd && G == RowGroup::kLanes && sizeof(T) == 2) || kBlockWords)
+  if constexpr (Bwd && G == RowGroup::kLanes && sizeof(T) == 2)
     if (bwd_takes_words<T, PACKS, Bwd, G>(rows, cols, vec, packs))
       return staged_kernel<T, PACKS, Log, Bwd, G, false, true>();
   constexpr bool kFullShort = (G == RowGroup::kLanes && sizeof(T) <= 4) ||
@@ -791,6 +810,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
                          f32_backward_grid));
   if (rows < 2 * dev.sm_count) {
     if (grid_first && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols)) return;
+    if constexpr (Bwd && sizeof(T) <= 4)
+      if (vec && dev.clusters && launch_reread_cluster_rows<T, Log>(p, rows, cols)) return;
     // Held rows (kHeldPacks): few long 16-bit forward rows whose clusters of up to
     // kHeldThreads threads (2-16 blocks) all fit at once, where they cover half the SMs or more,
     // or where rows are too few for the clusters below, which leave them to the split row. H200
@@ -841,11 +862,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       return launch_staged<T, kHeldPacks, Log, false, RowGroup::kBlock, true>(
           p, rows, cols, int(npk), 0, int(npk / kHeldPacks), 1, vec);
   } else if (Bwd && forced_packs == 0 && backward_rereads_rows<T>(vec, npk)) {
-    if constexpr (Bwd && sizeof(T) == 2) return launch_reread_rows<T, Log>(p, rows, cols);
-  } else if (Bwd && forced_packs == 0 && backward_takes_block_words<T>(vec, cols)) {
-    if constexpr (Bwd && sizeof(T) == 2)
-      return launch_staged<T, 1, Log, true, RowGroup::kBlock>(
-          p, rows, cols, int(npk), 0, row_block_threads<T, 1>(cols, 1), 1, vec);
+    if constexpr (Bwd && sizeof(T) <= 4) return launch_reread_rows<T, Log>(p, rows, cols);
   } else if (!Bwd && forced_packs == 0 && forward_takes_one_pack<T>(rows, npk)) {
     // The same test for the compiler; launch_staged directly, since launch_block_or_cluster
     // would also compile a one-pack cluster kernel that never runs.

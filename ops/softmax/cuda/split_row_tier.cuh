@@ -52,7 +52,7 @@ template <bool Bwd, typename A>
 __device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A>* scratch,
                                                           int& parity) {
   if constexpr (Bwd)
-    return block_allreduce_one_barrier(st, SumOfSOp(), scratch, parity);
+    return block_allreduce_one_barrier(st, SumOfSOp(), maxsum_identity<A>(), scratch, parity);
   else
     return block_maxsum_one_barrier(warp_maxsum(st), scratch, parity);
 }

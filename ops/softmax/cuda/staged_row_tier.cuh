@@ -96,9 +96,6 @@ constexpr bool reads_ring() {
 // registers capped a block at 16 values a thread and 1024-thread blocks at one an SM.
 template <typename T, bool Log, bool Bwd, int PACKS, RowGroup G>
 constexpr bool holds_row_in_ring() {
-  // A 16-bit backward block of one pack a thread holds y and dy in registers as words (launched
-  // for aligned rows only, backward_takes_block_words).
-  if constexpr (Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1) return false;
   if constexpr (Bwd || sizeof(T) == 8) return G != RowGroup::kLanes;
   if constexpr (sizeof(T) == 4 && G != RowGroup::kLanes) return true;
   constexpr int kMaxValues = G == RowGroup::kLanes && !Log ? 32 : sizeof(T) == 4 ? 8 : 16;
@@ -134,8 +131,8 @@ constexpr bool loads_direct() {
   if constexpr (Held) return G == RowGroup::kBlock && sizeof(T) == 4;
   constexpr bool kGroup = G == RowGroup::kLanes ? sizeof(T) <= 4
                                                 : G == RowGroup::kBlock && sizeof(T) == 2;
-  constexpr bool kBwd16 = sizeof(T) == 2 && (PACKS == 1 || (G == RowGroup::kLanes && Full));
-  return kGroup && (!Bwd || kBwd16) && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
+  constexpr bool kBwdLanes = G == RowGroup::kLanes && sizeof(T) == 2 && (PACKS == 1 || Full);
+  return kGroup && (!Bwd || kBwdLanes) && !holds_row_in_ring<T, Log, Bwd, PACKS, G>();
 }
 
 // Packs a thread owns in the block and cluster tiers, each of them in the ring: the forward 16
@@ -313,9 +310,6 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (The direct loads of dy cover aligned rows and the element-by-element path, not a Shifted
   // row's last pack: the 16-bit backward's lanes take no Shifted kernel.)
   static_assert(!(kDirect && Bwd && Shifted), "direct backward loads: no Shifted kernel");
-  // (launch_staged gives a 16-bit backward block of one pack a thread no ring: loads_direct.)
-  static_assert(kDirect || !(Bwd && sizeof(T) == 2 && G == RowGroup::kBlock && PACKS == 1),
-                "a 16-bit backward block of one pack a thread loads directly");
   // The 16-bit backward's Full lanes keep y and dy as their 16-bit words and convert them in
   // each of the two passes (the sum of the terms, the output), instead of holding both as floats
   // across the row's sum: a pack of each costs 4 registers, its floats 8 (forget_words keeps the
@@ -324,9 +318,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // 96.5 -> 95.6; [65536, 32] 5.46 -> 5.15; [1024, 512] 2.82 -> 2.62 (two packs). Only the Full
   // kernels: a misaligned row's packs loaded element by element into words ran [262144, 100]
   // 67.5 -> 81.5.
-  constexpr bool kBwdWords = Bwd && kDirect && (Full || G == RowGroup::kBlock);
-  // (A block's are launched for aligned rows only: backward_takes_block_words.)
-  if constexpr (kBwdWords) vec = true;
+  constexpr bool kBwdWords = Bwd && kDirect && Full;
   // 16-bit lanes held in registers, aligned-row kernels (lanes_take_words): every row's packs
   // land as words (a misaligned row's element by element), the max is taken on the words, and an
   // aligned row's stores go through one pointer (see the loads and the stores below).
@@ -638,13 +630,14 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     cp_async_commit();
   };
 
-  // The group's reduction of one value per thread (the backward's sum): shuffles within the
-  // lanes; a block's warps meet in shared memory after a single barrier.
-  auto group_reduce = [&](A v, auto op) {
+  // The group's sum of one value per thread (the backward's): shuffles within the lanes; a
+  // block's warps meet in shared memory after a single barrier.
+  auto group_sum = [&](A v) {
     if constexpr (G == RowGroup::kLanes)
-      return warp_allreduce(v, op, lanes);
+      return warp_allreduce(v, SumOp(), lanes);
     else
-      return block_allreduce_one_barrier(v, op, reinterpret_cast<A*>(partials), red_parity);
+      return block_allreduce_one_barrier(v, SumOp(), A(0), reinterpret_cast<A*>(partials),
+                                         red_parity);
   };
   // The forward shifts exp by the max of a row's lanes, or of a block's warp: shuffles only.
   auto shift_reduce = [&](auto v, auto op) {
@@ -720,7 +713,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   };
   // The backward's sum(y * dy) (log_softmax: sum(dy)) over the row, from a thread's part `t`.
   auto row_sum = [&](A t) {
-    t = group_reduce(t, SumOp());
+    t = group_sum(t);
     if constexpr (G == RowGroup::kCluster)
       t = cluster_allreduce(MaxSum<A>{A(0), t}, SumOfSOp(), MaxSum<A>{A(0), A(0)}, slots, round).s;
     return t;
