@@ -499,10 +499,10 @@ def test_cuda_held_rows_under_overrides(setting):
 @pytest.mark.cuda
 @pytest.mark.parametrize("setting", ["MT_SOFTMAX_REREAD=0", "MT_SOFTMAX_REREAD=1"])
 def test_cuda_backward_reread_rows_under_overrides(setting):
-    """The backward's rows of many without tier 2r (the block tier: its ring, or one pack a
-    thread held in registers), and tier 2r forced onto every aligned 16- and 32-bit row of many
-    that reaches it: float32 rows of two trips whose second leaves threads idle (3840, 4088
-    values), of four trips (8192) and sixteen (32768)."""
+    """The backward's rows of many without tier 2r (the block tier's ring), and tier 2r forced
+    onto every aligned 16- and 32-bit row of many that reaches it: float32 rows of two trips
+    whose second leaves threads idle (3840, 4088 values), of four trips (8192) and sixteen
+    (32768)."""
     rerun_under_override(setting, "test_cuda_backward_tiers and (300x768 or 300x1000 or "
                          "300x2048 or 300x3840 or 300x4088 or 300x4096 or 300x8192 or 300x32768)")
 
@@ -511,8 +511,9 @@ def test_cuda_backward_reread_rows_under_overrides(setting):
 @pytest.mark.parametrize("setting", ["MT_SOFTMAX_REREAD_CLUSTER=0", "MT_SOFTMAX_REREAD_CLUSTER=1"])
 def test_cuda_backward_reread_clusters_under_overrides(setting):
     """Few long backward rows without tier 2r's clusters (the ring's clusters, the split row),
-    and with them wherever they run: shorter rows (2 x 65536: 512 packs a block in 16-bit) and a
-    row the whole-GPU tier would take first (float32 6 x 180000)."""
+    and with them wherever they run: shorter rows (2 x 65536: 512 packs a block in 16-bit) and
+    longer ones (1 x 1048576: 8192 packs a block in 16-bit; float32 rows of 160K or more stay on
+    the whole-GPU tier, which comes first)."""
     rerun_under_override(setting, "test_cuda_backward_tiers and (2x65536 or 1x1048576 or "
                          "6x180000 or 20x151936)")
 
@@ -649,8 +650,8 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((300, 8191), 1), ((300, 12290), 1),
                                   # rows read from the ring: a cluster a row over many rows, a
                                   # misaligned row over a cluster (element by element); few rows
-                                  # of 152K over tier 2r's clusters (the ring's where they are
-                                  # off: float32's persistent 16-block clusters, two stages)
+                                  # of 152K (16-bit: tier 2r's clusters; float32: persistent
+                                  # 16-block clusters, two stages)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
                                   # few float32 rows of 160K or more: the whole-GPU tier
                                   ((6, 180000), 1),

@@ -139,16 +139,16 @@ void launch_reread_rows(const Ptrs& p, int64_t rows, int64_t cols) {
 
 // Tier 2r over clusters: few long aligned 16- and 32-bit backward rows of 16,384 to 32,768 packs
 // (131,072 to 262,144 16-bit values, 65,536 to 131,072 floats), a 16-block cluster a row, each
-// block reading its share twice (two to four trips), where every row's cluster is resident at
-// once. H200 kernel times, two rounds, against the ring's clusters: float16 [8, 131072] 4.88-4.96
-// -> 4.30-4.34 us, [4, 262144] 6.08-6.14 -> 4.88-4.91, [16, 262144] 10.72-10.74 -> 10.22-10.27,
-// [20, 151936] 8.0 -> 7.46, bfloat16 alike; float32 [8, 131072] 9.38-9.44 -> 6.22-6.46 ([32,
-// 131072] alike in every dtype).
-// Rows in two rounds lost ([64, 152064] float16 20.8-20.9 -> 24.3, float32 34.3-35.1 -> 46.3), as
-// did 8 blocks a row ([8, 131072] float16 4.45, [16, 262144] 11.8) and longer rows, whose 16
-// blocks leave the GPU idle ([1, 1048576] float16 6.7 -> 10.9, [1, 16777216] 43.5 -> 254 in the
-// sweep; float32 rows of 160K or more take the whole-GPU tier first). MT_SOFTMAX_REREAD_CLUSTER=0
-// turns them off, 1 takes them for every few aligned rows that reach them.
+// block reading its share twice (two to four trips), where every row's cluster is resident at once.
+// H200 kernel times, two rounds, against the ring's clusters: float16 [8, 131072] 4.88-4.96 ->
+// 4.30-4.34 us, [4, 262144] 6.08-6.14 -> 4.88-4.91, [16, 262144] 10.72-10.74 -> 10.22-10.27, [20,
+// 151936] 8.0 -> 7.46, bfloat16 alike; float32 [8, 131072] 9.38-9.44 -> 6.22-6.46 ([32, 131072]
+// alike in every dtype). Rows in two rounds lost ([64, 152064] float16 20.8-20.9 -> 24.3, float32
+// 34.3-35.1 -> 46.3), as did 8 blocks a row ([8, 131072] float16 4.45, [16, 262144] 11.8) and
+// longer rows, whose 16 blocks leave the GPU idle ([1, 1048576] float16 6.7 -> 10.9, [1, 16777216]
+// 43.5 -> 254 in the sweep; float32 rows of 160K or more take the whole-GPU tier first).
+// MT_SOFTMAX_REREAD_CLUSTER=0 turns them off, 1 takes them for every few aligned rows that reach
+// them.
 template <typename T, bool Log>
 bool launch_reread_cluster_rows(const Ptrs& p, int64_t rows, int64_t cols) {
   static const int forced = env_int("MT_SOFTMAX_REREAD_CLUSTER", -1);

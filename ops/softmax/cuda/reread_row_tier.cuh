@@ -1,17 +1,17 @@
 // Tier 2r: the backward's aligned 16- and 32-bit rows read twice: a block a row (rows of up to 512
-// packs, or of 1024: backward_rereads_rows), or a cluster a row (few rows of 16,384 packs or more:
-// launch_reread_cluster_rows). A 16-byte pack of y and of dy a thread per trip through the row (a
-// block's share of it): the first pass loads them and sums y * dy (log_softmax: dy), the second
-// loads them again and writes dx. Nothing is staged in shared memory or held across the row's
-// reduction, so a thread needs few registers. The first pass's loads ask L1 and L2 to keep their
-// lines (evict_last), the second's to drop them (evict_first): a block's second pass finds its
-// row where its first left it (ncu on [16384, 4096] float16, a first build: 40% of the sectors
+// packs, or of 1024: backward_rereads_rows), or a cluster a row (few rows of 16,384 to 32,768
+// packs: launch_reread_cluster_rows). A 16-byte pack of y and of dy a thread per trip through the
+// row (a block's share of it): the first pass loads them and sums y * dy (log_softmax: dy), the
+// second loads them again and writes dx. Nothing is staged in shared memory or held across the
+// row's reduction, so a thread needs few registers. The first pass's loads ask L1 and L2 to keep
+// their lines (evict_last), the second's to drop them (evict_first): a block's second pass finds
+// its row where its first left it (ncu on [16384, 4096] float16, a first build: 40% of the sectors
 // hit L1, and DRAM read y and dy once). That is how torch.compile's backward kernel for these rows
 // reads them (Inductor's PTX). H200 kernel times, two rounds, the block tier's ring of two packs a
 // thread -> this: [1024, 4096] float16 8.78 -> 7.77 us (torch.compile's kernel 7.4), [2048, 4096]
 // 15.2 -> 14.6, [16384, 4096] 96.2 -> 94.0 (92.0), [1024, 8192] 15.9 -> 14.75 (13.9), [4096, 8192]
-// 50.5 -> 48.5 (48.0). Both halves of that matter ([16384, 4096]: without the hints 95.3; with
-// them but a one-barrier reduction whose every thread folded the 16 warps' sums one by one, 99.1;
+// 50.5 -> 48.5 (48.0). Both halves of that matter ([16384, 4096]: without the hints 95.3; with them
+// but a one-barrier reduction whose every thread folded the 16 warps' sums one by one, 99.1;
 // neither 99.5). The block's sum is block_allreduce_one_barrier, which folds the warps' sums a sum
 // a lane ([16384, 4096] 93.2 -> 92.8 against two barriers, [1024, 4096] 7.7 -> 7.55). A trip that
 // leaves threads idle lost ([8192, 6144], 768 packs: 73.3 -> 77.7; [1024, 10240], 1280: 18.2 ->
