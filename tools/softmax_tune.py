@@ -9,9 +9,10 @@ median of --reps, and prints % of the device-to-device copy bandwidth measured i
 process (--kernel: the kernels' device time from the CUDA profiler instead; --names: and the
 kernels each contender's call ran, so that an A/B knows which kernel each side took), beside
 torch (not with --no-torch), QuACK with --quack and Liger with --liger when importable,
-torch.compile with --compile (with --backward: of torch's backward op, as the benchmark). A shape's `:d` suffix picks the dim (default the last). Every result is checked
-against torch in float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per
-process: run one process per setting.
+torch.compile with --compile (with --backward: of torch's backward op, as the benchmark). A
+shape's `:d` suffix picks the dim (default the last). Every result is checked against torch in
+float64 first. The tiers read their tuning overrides (MT_SOFTMAX_*) once per process: run one
+process per setting.
 
 Some rows of a few MiB ([1024, 2048-4096]) read 20-25% slower here than in the sweep, whose
 regime the benchmark reproduces with torch.compile and Liger beside us (docs/DESIGN.md, "Time a

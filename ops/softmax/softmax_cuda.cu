@@ -124,10 +124,15 @@ bool backward_rereads_rows(bool vec, int64_t npk) {
          (forced == 1 || npk <= kRereadThreads || npk == 2 * kRereadThreads);
 }
 
+// Tier 2r's block for `packs` packs (a row's, or a cluster block's share): a thread a pack,
+// rounded up to a warp, at most kRereadThreads (past that, more trips).
+inline int reread_threads(int64_t packs) {
+  return int(std::min<int64_t>(kRereadThreads, ceil_div(packs, int64_t(32)) * 32));
+}
+
 template <typename T, bool Log>
 void launch_reread_rows(const Ptrs& p, int64_t rows, int64_t cols) {
-  const int64_t npk = cols / pack_size<T>();
-  const int threads = int(std::min<int64_t>(kRereadThreads, ceil_div(npk, int64_t(32)) * 32));
+  const int threads = reread_threads(cols / pack_size<T>());
   for (int64_t first = 0; first < rows; first += INT32_MAX) {
     const int64_t n = std::min<int64_t>(rows - first, INT32_MAX), at = first * cols;
     softmax_bwd_reread_kernel<T, Log><<<unsigned(n), threads>>>(
@@ -154,7 +159,7 @@ bool launch_reread_cluster_rows(const Ptrs& p, int64_t rows, int64_t cols) {
   static const int forced = env_int("MT_SOFTMAX_REREAD_CLUSTER", -1);
   constexpr int cs = kMaxClusterBlocks;
   const int64_t npk = cols / pack_size<T>();
-  const int threads = int(std::min<int64_t>(kRereadThreads, ceil_div(ceil_div(npk, cs), 32) * 32));
+  const int threads = reread_threads(ceil_div(npk, int64_t(cs)));
   const auto kernel = softmax_bwd_reread_kernel<T, Log, true>;
   if (forced == 0 || (forced != 1 && (npk < int64_t(cs) * 2 * kRereadThreads ||
                                       npk > int64_t(cs) * 4 * kRereadThreads ||
