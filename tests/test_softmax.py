@@ -645,6 +645,9 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # tier 4b's backward over a grid of a round or more: 128-thread
                                   # blocks, 32 KB stages, line-wide tiles over 4 blocks
                                   ((32, 512, 512), 1),
+                                  # and over 8 blocks in under three rounds (16-bit: its rolled
+                                  # loops)
+                                  ((1, 2048, 1024), 1),
                                   # many rows a narrow block of more than 512 threads would hold:
                                   # the wide packs instead (float32 at 8191, 16-bit at 12290)
                                   ((300, 8191), 1), ((300, 12290), 1),

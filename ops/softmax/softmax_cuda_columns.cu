@@ -296,12 +296,19 @@ bool launch_column_staged_tier(const Ptrs& p, SoftmaxShape s) {
   // 220.4-220.8 -> 217.8-218.1, log_softmax float16 224.4-225.6 -> 220.2-221.1; the other cases
   // within noise. Unrolled under the copy engine too, [4096, 4096] over dim 0 bfloat16 went
   // 28.5-28.7 -> 29.6-29.9, [2048, 4096] over dim 0 and [16, 512, 1024] 2-3% slower.
+  // But the backward's groups over clusters of 8 or more blocks in at most three rounds stay
+  // rolled. H200 kernel times, three rounds, unrolled -> rolled: [4096, 4096] over dim 0 float16
+  // 34.5-35.1 -> 33.9-34.1 us, bfloat16 35.0-35.5 -> 34.4-34.6; [3072, 4096] 28.4-28.8 -> 27.8,
+  // bfloat16 28.6-29.0 -> 27.9-28.1; [2048, 4096] bfloat16 18.6-19.2 -> 18.0-18.3 (float16
+  // 18.0-18.2 -> 17.6-18.2). Over many rounds ([8, 4096, 4096], 20) bfloat16 went 214.1-215.7 ->
+  // 216.8-217.6, and on one block a group ([8, 128, 8192]) 15.5-15.6 -> 16.3-16.7.
   // MT_SOFTMAX_STAGED_UNROLL=1/-1 forces it on / off.
   if constexpr (sizeof(T) == 2) {
     static const int forced_unroll = env_int("MT_SOFTMAX_STAGED_UNROLL", 0);
     auto unrolled = softmax_column_staged_kernel<T, N, Log, Bwd, true>;
+    const bool few_rounds_of_wide_clusters = Bwd && cs >= 8 && rounds_for(stages, tx) <= 3.0;
     if (forced_unroll > 0 ||
-        (forced_unroll == 0 && box_rows == 0 &&
+        (forced_unroll == 0 && box_rows == 0 && !few_rounds_of_wide_clusters &&
          blocks_per_sm(unrolled, threads, smem) >= blocks_per_sm(kernel, threads, smem))) {
       kernel = unrolled;
       allow_dynamic_smem(kernel, smem);
