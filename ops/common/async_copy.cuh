@@ -69,32 +69,28 @@ __device__ __forceinline__ void cp_async_if(bool copy, unsigned dst, const void*
 #endif
 }
 
-// An L2 cache policy for copies: `evict_first` marks their lines as the first to evict (bytes
-// read once, so that L2 keeps what the kernel reads again instead), otherwise the default
-// priority. For cp_async_hinted.
-__device__ __forceinline__ uint64_t l2_copy_policy(bool evict_first) {
+// An L2 eviction priority for the lines a load or copy brings in: kFirst marks them as the first
+// to evict (bytes read once, so that L2 keeps what the kernel reads again instead), kLast as the
+// last (lines the kernel reads again soon: tier 2r's first pass), kNormal leaves the default.
+enum class L2Evict { kNormal, kFirst, kLast };
+
+// The cache policy of `evict`, for the hinted loads and copies (cp_async_hinted,
+// load_whole_hinted, load_words_hinted).
+__device__ __forceinline__ uint64_t l2_policy(L2Evict evict) {
   uint64_t policy = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (evict_first)
+  if (evict == L2Evict::kFirst)
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  else if (evict == L2Evict::kLast)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
   else
     asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
 #endif
-  (void)evict_first;
+  (void)evict;
   return policy;
 }
 
-// An L2 cache policy that keeps the lines (evict_last): for loads whose lines the kernel reads
-// again soon (tier 2r's first pass).
-__device__ __forceinline__ uint64_t l2_keep_policy() {
-  uint64_t policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
-#endif
-  return policy;
-}
-
-// cp_async<16> under an L2 policy from l2_copy_policy (one copy instruction either way, so a
+// cp_async<16> under an L2 policy from l2_policy (one copy instruction either way, so a
 // copy loop needs no branch on the policy).
 __device__ __forceinline__ void cp_async_hinted(void* smem, const void* gmem, uint64_t policy) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

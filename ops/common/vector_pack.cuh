@@ -138,7 +138,7 @@ __device__ __forceinline__ void store_global_whole_if(bool store, Pack<T, N>* ds
 #endif
 }
 
-// A whole 16-byte pack loaded under an L2 cache policy (l2_copy_policy in async_copy.cuh); other
+// A whole 16-byte pack loaded under an L2 cache policy (l2_policy in async_copy.cuh); other
 // pack sizes load plainly.
 template <typename T, int N>
 __device__ __forceinline__ Pack<T, N> load_whole_hinted(const Pack<T, N>* src, uint64_t policy) {

@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(kBlockTierMaxThreads)
   // reads take the hinted load too, under the normal policy: the same cache behaviour asked
   // for, yet faster than the plain load (H200, two rounds each: [2048, 151936] 2,462 -> 2,426 us,
   // [64, 152064] 84.9 -> 83.0; [300, 131080] and [16, 262144] alike; why is not known).
-  const uint64_t y_policy = kRereadB ? l2_copy_policy(true) : 0;
-  const uint64_t dy_policy = kRereadB ? l2_copy_policy(false) : 0;
+  const uint64_t y_policy = kRereadB ? l2_policy(L2Evict::kFirst) : 0;
+  const uint64_t dy_policy = kRereadB ? l2_policy(L2Evict::kNormal) : 0;
 
   for (int64_t row = blockIdx.x / cs; row < rows; row += gridDim.x / cs) {
     const T* ra = a + row * cols + c0;

@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   };
   // evict_cached: L2 drops the cached packs' lines first (they are not read from global memory
   // again), so that it keeps the tail's for pass 2.
-  const uint64_t policy = l2_copy_policy(evict_cached);
+  const uint64_t policy = l2_policy(evict_cached ? L2Evict::kFirst : L2Evict::kNormal);
   if (vec) {
     copy_batches([&](int p) {
       cp_async_hinted(&cache_a[p], ra + int64_t(p) * N, policy);

@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kRereadThreads)
   const P* rdy = reinterpret_cast<const P*>(dy + at);
   P* rdx = reinterpret_cast<P*>(dx + at);
 
-  const uint64_t keep = l2_keep_policy();
+  const uint64_t keep = l2_policy(L2Evict::kLast);
   float acc = 0.0f;
   for (int p = begin + int(threadIdx.x); p < end; p += bd) {
     float fy[N], fdy[N];
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kRereadThreads)
     sum = cluster_allreduce(sum, SumOp(), 0.0f, slots, round);
   }
 
-  const uint64_t drop = l2_copy_policy(true);
+  const uint64_t drop = l2_policy(L2Evict::kFirst);
   for (int p = begin + int(threadIdx.x); p < end; p += bd) {
     float fy[N], fdy[N], o[N];
     unpack_words<T, N>(load_words_hinted<false>(ry + p, drop), fy);
