@@ -10,7 +10,7 @@ listed together, in the order they ran.
 import re
 import sys
 
-# softmax_tune.py: "TAG  SHAPE DTYPE err E | mt  US us  P% | ..."
+# softmax_tune.py: "TAG  SHAPE[/log][/bwd] DTYPE err E | mt  US us  P% | ..."
 TUNE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+err (\S+) \| mt\s+([\d.]+) us")
 # gpu_ab.sh's bench_kernel_times: "TAG  SHAPE dDIM DTYPE minitensor US torch US ..."
 BENCH = re.compile(r"^(\S+)\s+(\S+)\s+(d-?\d+)\s+(\S+)\s+minitensor\s+([\d.]+)")

@@ -111,6 +111,9 @@ def main():
             print("no Liger:", error)
     pads = [int(v) for v in args.pad_mib.split(",")] if args.pad_mib else [None]
     for shape_text in args.shapes:
+        # The case as a line names it: the op's direction and log_softmax marked, so that one
+        # log's forward and backward lines of a shape stay apart (scripts/ab_summary.py keys on it).
+        case_text = shape_text + ("/log" if args.log else "") + ("/bwd" if args.backward else "")
         dims_text, _, dim_text = shape_text.partition(":")
         shape = [int(v) for v in dims_text.split("x")]
         dim = int(dim_text) if dim_text else -1
@@ -143,7 +146,7 @@ def main():
                 nbytes = 2 * x.numel() * x.element_size()
             got = torch.from_dlpack(ours()).double()
             err = ((got - ref).abs() / (ref.abs() + 1e-3)).max().item()
-            line = f"{args.tag:10s} {shape_text:>14s} {name:4s} err {err:.1e}"
+            line = f"{args.tag:10s} {case_text:>14s} {name:4s} err {err:.1e}"
             if padding is not None:
                 line += f" pad {pad_mib} MiB, x at +{x.data_ptr() % (2 << 20) >> 10} KiB"
             contenders = [("mt", ours)] + ([] if args.no_torch else [("torch", theirs)])
@@ -173,7 +176,7 @@ def main():
             print(line, flush=True)
             for label, fn in contenders if profiler and args.names else []:
                 kernels = [short_kernel_name(a.name) for a in profiler.calls(fn, 1)[-1]]
-                print(f"{'':10s} {shape_text:>14s} {name:4s} {label} kernels: {'; '.join(kernels)}",
+                print(f"{'':10s} {case_text:>14s} {name:4s} {label} kernels: {'; '.join(kernels)}",
                       flush=True)
     print(f"copy {copy_gbs:.0f} GB/s")
 
