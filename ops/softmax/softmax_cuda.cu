@@ -497,9 +497,9 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 }
 
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
-// (or MT_SOFTMAX_CLUSTER_PERSISTENT=1): as many clusters as fit at once, looping over rows with a
-// ring of several stages; else a cluster a row with one stage (the scheduler overlaps them).
-// False when such clusters cannot run here. `Held`: the held rows' kernel (kHeldPacks), aligned
+// (MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 forces it off/on): as many clusters as fit at once, looping
+// over rows with a ring of several stages; else a cluster a row with one stage (the scheduler
+// overlaps them). False when such clusters cannot run here. `Held`: the held rows' kernel (kHeldPacks), aligned
 // rows whose clusters all fit at once, else false.
 template <typename T, int PACKS, bool Log, bool Bwd, bool Held = false>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
@@ -516,8 +516,27 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
                           p, rows, cols, vec, int64_t(Held ? threads * PACKS : chunk) * cs)
                           .fn;
-  static const bool forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", 0) != 0;
-  persistent = persistent || forced_persistent;
+  static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+  if (forced_persistent >= 0) {
+    persistent = forced_persistent != 0;
+  } else if (persistent && sizeof(T) == 8 && !Bwd) {
+    // The float64 forward's rows past 16 blocks of 512 threads: a cluster a row where clusters
+    // of one stage keep as many rows on chip as the persistent ones' rings, and at least twice
+    // as many clusters, so that the scheduler overlaps whole clusters (one block's reductions
+    // and stores with another's loads) rather than a ring overlapping only the next row's
+    // loads. At 40 registers two blocks of up to ~640 threads fit an SM: H200 kernel times, two
+    // rounds, persistent -> a cluster a row (14 clusters at once against 7 of two stages):
+    // [2048, 151936] 1,805-1,806 -> 1,535 us, [300, 151936] 273-274 -> 234-235, [1024, 140000]
+    // 979-981 -> 781-782, [1000, 180000] 1,142-1,145 -> 908-913. [4096, 200000] keeps its
+    // persistent clusters (4,655-4,666 us either way; a cluster a row forced: 5,601-5,607), as
+    // does [512, 262144], whose ring holds one stage (777-779; a cluster a row 833-834).
+    const int ring = row_ring_stages<Bwd>(threads, PACKS, true);
+    const int looping =
+        active_clusters(kernel, cs, threads, row_ring_bytes<Bwd>(ring, threads, PACKS));
+    const int one_stage =
+        active_clusters(kernel, cs, threads, row_ring_bytes<Bwd>(1, threads, PACKS));
+    persistent = one_stage < std::max(ring, 2) * looping;
+  }
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
   allow_dynamic_smem(kernel, smem);
@@ -666,7 +685,8 @@ bool forward_takes_one_pack(int64_t rows, int64_t npk) {
 // rest alike. Blocks of about 320: between the two). A row that 16 such blocks cannot hold (the
 // backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16 larger ones (up
 // to big_threads), one an SM with two ring stages: persistent clusters, so that the next row's
-// copies are in flight during this row's reductions (backward [2048, 151936] float32, one H100
+// copies are in flight during this row's reductions (the float64 forward's only where clusters
+// of one stage would not hold more rows: launch_cluster_row_tier) (backward [2048, 151936] float32, one H100
 // call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No better:
 // 15 blocks of 640 threads, 1,461; the cluster size that keeps the most threads resident,
 // 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221 through the split

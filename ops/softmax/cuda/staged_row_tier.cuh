@@ -190,9 +190,17 @@ constexpr bool lanes_take_words() {
 }
 
 // The most registers a thread may take: what the launch bounds leave (65536 / (threads x
-// blocks), at most 255), except 56 in the float64 forward's clusters, which with slot addresses
-// (kSlotAddresses) took 59 and lost a block an SM at 224 threads ([8192, 50304] 2,060 -> 2,160
-// us on an H200); held at 56 they spill nothing and gained (see kSlotAddresses). Held kernels:
+// blocks), at most 255), except in the float64 forward's clusters: 40 (48 Shifted), where none
+// spills (softmax; log_softmax 4-8 bytes). They had taken 56 (with slot addresses, kSlotAddresses,
+// 59 had lost a block an SM at 224 threads), which left their SMs half their warps: ncu on
+// [8192, 50304], 5 blocks of 224 an SM, warps active 50%, issue slots 67% busy, DRAM 72%; at 40,
+// 7 blocks (13 of 224 a row), 68%, 72%, 74%. H200 kernel times, two rounds: [8192, 50304]
+// 1,859-1,866 -> 1,752-1,754 us, [4096, 32000] 541-543 -> 506, [2048, 32768] 276.6-276.8 ->
+// 260.8-261.1, [2048, 65536] 593-595 -> 524-528, [512, 131072] 347-348 -> 292-296, [1024, 16384]
+// 72.1-72.4 -> 69.0; misaligned [4096, 50257] 1,005 -> 968-970 (at 40: 992-994); log_softmax
+// [8192, 50304] 1,825-1,828 -> 1,692, [4096, 32000] 538-544 -> 513-514; at 48, between the two.
+// The persistent clusters of longer rows lost at 40 ([2048, 151936] 1,782-1,784 -> 1,828-1,830),
+// which a cluster a row took over from them (launch_cluster_row_tier). Held kernels:
 // 80, three blocks of 256 an SM, with no spill, Full or not (the non-Full kernel took 111 at a
 // cap of 128 before its owned packs were tested against one register and its output stored
 // through one pointer, held_room and held_out).
@@ -219,7 +227,7 @@ constexpr int row_kernel_max_registers() {
     return PACKS >= 2 ? 48 : 32;
   constexpr int threads = G == RowGroup::kLanes ? kLanesTierThreads : kRowTierMaxThreads;
   constexpr int cap = 65536 / (threads * row_kernel_min_blocks<T, Log, Bwd, G>());
-  if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return 56;
+  if constexpr (sizeof(T) == 8 && !Bwd && G == RowGroup::kCluster) return Shifted ? 48 : 40;
   return cap < 255 ? cap : 255;
 }
 
