@@ -499,8 +499,8 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
 // (MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 forces it off/on): as many clusters as fit at once, looping
 // over rows with a ring of several stages; else a cluster a row with one stage (the scheduler
-// overlaps them). False when such clusters cannot run here. `Held`: the held rows' kernel (kHeldPacks), aligned
-// rows whose clusters all fit at once, else false.
+// overlaps them). False when such clusters cannot run here. `Held`: the held rows' kernel
+// (kHeldPacks), aligned rows whose clusters all fit at once, else false.
 template <typename T, int PACKS, bool Log, bool Bwd, bool Held = false>
 bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, bool persistent,
                              bool vec) {
