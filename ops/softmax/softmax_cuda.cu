@@ -683,14 +683,14 @@ bool forward_takes_one_pack(int64_t rows, int64_t npk) {
 // [64, 152064] float32 34.0 -> 26.8, but float16 17.7 -> 18.6; float64 [4096, 32000] 678 ->
 // 649. Backward: [2048, 151936] float16 567 -> 496, [8192, 50304] float64 3149 -> 2969; the
 // rest alike. Blocks of about 320: between the two). A row that 16 such blocks cannot hold (the
-// backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16 larger ones (up
-// to big_threads), one an SM with two ring stages: persistent clusters, so that the next row's
-// copies are in flight during this row's reductions (the float64 forward's only where clusters
-// of one stage would not hold more rows: launch_cluster_row_tier) (backward [2048, 151936]
-// float32, one H100 call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory,
-// tier 3b. No better: 15 blocks of 640 threads, 1,461; the cluster size that keeps the most
-// threads resident, 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221 through the split
-// row). MT_SOFTMAX_CLUSTER_THREADS sets the 256 (and turns off the 16-bit forward's refinement,
+// backward's float32 rows of 152K, the forward's float64 rows of 152K) takes 16 larger ones (up to
+// big_threads), one an SM with two ring stages: persistent clusters, so that the next row's copies
+// are in flight during this row's reductions (the float64 forward's only where clusters of one
+// stage would not hold more rows: launch_cluster_row_tier) (backward [2048, 151936] float32, one
+// H100 call: 1,808 us a cluster a row, 1,463 persistent; 1,679 in shared memory, tier 3b. No
+// better: 15 blocks of 640 threads, 1,461; the cluster size that keeps the most threads resident,
+// 1,502-1,522. Forward float64, 16 blocks of 608 threads: 2,400 us, 3,221 through the split row).
+// MT_SOFTMAX_CLUSTER_THREADS sets the 256 (and turns off the 16-bit forward's refinement,
 // resident_bytes_cluster_size).
 struct WideRowClusters {
   int64_t blocks;
