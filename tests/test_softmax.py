@@ -369,8 +369,9 @@ CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + 
     ((132, 32768), 1), ((132, 32769), 1),
     # many rows past 256 threads of narrow packs: the wide packs, one block a row (float64 rows
     # of 8193-16384 columns too, in blocks of 513-1024 threads; the last one misaligned; rows of
-    # 8192: held blocks, 256 threads of float32, 128 of 16-bit values)
-    ((300, 8192), 1), ((300, 12000), 1), ((280, 16383), 1),
+    # 8192: held blocks, 256 threads of float32, 128 of 16-bit values; float64 rows of 8,129-8,192
+    # columns: clusters of about 256-thread blocks, the misaligned one Shifted)
+    ((300, 8192), 1), ((300, 8191), 1), ((300, 12000), 1), ((280, 16383), 1),
     # many float32 forward rows past 25,600 columns: clusters of four 256-thread blocks (one of
     # them misaligned); 25,600 and fewer: one block
     ((300, 25600), 1), ((280, 32768), 1), ((270, 30001), 1),

@@ -920,16 +920,30 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 45.2: the bound sits between 782 and 875 threads. (MT_SOFTMAX_ROW_THREADS under 800 lowers
     // it.) A float64 forward row past the 512 threads float64 blocks otherwise stop at stays in
     // one block while two such blocks fit an SM (wide_block_fits_twice).
-    const bool whole_block =
-        sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_block_fits_twice<T, Log>(npk);
-    constexpr int kF32WholeBlockThreads = 800;
+    // But float64 forward rows that fill a block of 512 wide threads (8,129-8,192 doubles) take
+    // clusters of about 256-thread blocks, as wide_row_clusters sizes them for blocks of at most
+    // 256: at the cluster kernel's 40 registers six such blocks fit an SM, where the block
+    // kernel's 64 left two of 512. H200 kernel times, two rounds, through
+    // MT_SOFTMAX_ROW_THREADS=256 (the same launch): [1024, 8192] 38.3 -> 35.2 us, [2048, 8192]
+    // 74.1 -> 67.4-68.3, [4096, 8192] 141.6-142.0 -> 132.0-132.2; [1024, 4096] alike (one block of
+    // 256 either way). Rows of 640 threads did not follow ([1024, 10240] 47.8-48.3 -> 50.9-51.1);
+    // rows of 449-511 threads are not measured, nor log_softmax (whose clusters gained alike from
+    // their 40 registers), which follows.
+    const int64_t wide_threads = ceil_div(ceil_div(npk, int64_t(kWide)), 32) * 32;
+    const bool f64_row_splits =
+        sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_threads == 512;
+    const bool whole_block = sizeof(T) == 8 && !Bwd && forced_threads <= 0 && !f64_row_splits &&
+                             wide_block_fits_twice<T, Log>(npk);
+    constexpr int kF32WholeBlockThreads = 800, kF64SplitThreads = 256;
     const int block_threads =
-        sizeof(T) == 4 && !Bwd ? std::min(max_threads, kF32WholeBlockThreads) : max_threads;
+        f64_row_splits           ? kF64SplitThreads
+        : sizeof(T) == 4 && !Bwd ? std::min(max_threads, kF32WholeBlockThreads)
+                                 : max_threads;
     int64_t cs = whole_block ? 1 : ceil_div(npk, int64_t(block_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
-      const WideRowClusters w =
-          wide_row_clusters<T, Log, Bwd>(npk, kWide, max_threads, big_threads);
+      const WideRowClusters w = wide_row_clusters<T, Log, Bwd>(
+          npk, kWide, f64_row_splits ? kF64SplitThreads : max_threads, big_threads);
       cs = w.blocks;
       persistent = w.persistent;
     }
