@@ -929,21 +929,20 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 256 either way). Rows of 640 threads did not follow ([1024, 10240] 47.8-48.3 -> 50.9-51.1);
     // rows of 449-511 threads are not measured, nor log_softmax (whose clusters gained alike from
     // their 40 registers), which follows.
-    const int64_t wide_threads = ceil_div(ceil_div(npk, int64_t(kWide)), 32) * 32;
-    const bool f64_row_splits =
-        sizeof(T) == 8 && !Bwd && forced_threads <= 0 && wide_threads == 512;
+    const bool f64_row_splits = sizeof(T) == 8 && !Bwd && forced_threads <= 0 &&
+                                row_block_threads<T, kWide>(cols, 1) == 512;
     const bool whole_block = sizeof(T) == 8 && !Bwd && forced_threads <= 0 && !f64_row_splits &&
                              wide_block_fits_twice<T, Log>(npk);
     constexpr int kF32WholeBlockThreads = 800, kF64SplitThreads = 256;
-    const int block_threads =
-        f64_row_splits           ? kF64SplitThreads
-        : sizeof(T) == 4 && !Bwd ? std::min(max_threads, kF32WholeBlockThreads)
-                                 : max_threads;
+    const int wide_max_threads = f64_row_splits ? kF64SplitThreads : max_threads;
+    const int block_threads = sizeof(T) == 4 && !Bwd
+                                  ? std::min(max_threads, kF32WholeBlockThreads)
+                                  : wide_max_threads;
     int64_t cs = whole_block ? 1 : ceil_div(npk, int64_t(block_threads) * kWide);
     bool persistent = false;
     if (cs > 1 || sizeof(T) == 2) {
-      const WideRowClusters w = wide_row_clusters<T, Log, Bwd>(
-          npk, kWide, f64_row_splits ? kF64SplitThreads : max_threads, big_threads);
+      const WideRowClusters w =
+          wide_row_clusters<T, Log, Bwd>(npk, kWide, wide_max_threads, big_threads);
       cs = w.blocks;
       persistent = w.persistent;
     }
