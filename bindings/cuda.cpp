@@ -19,6 +19,12 @@ void bind_cuda(py::module_& m) {
     const int index = device.is_none() ? cuda::current_device() : to_device(device, Device(DeviceType::CUDA)).index;
     return cuda::pool_reserved_bytes(index);
   }, py::arg("device") = py::none(), "Bytes the library's memory pool holds on the device");
+  c.def("empty_cache", [](const py::object& device) {
+    const int index = device.is_none() ? cuda::current_device() : to_device(device, Device(DeviceType::CUDA)).index;
+    py::gil_scoped_release release;
+    cuda::empty_cache(index);
+  }, py::arg("device") = py::none(),
+     "Hands the memory pool's unused blocks back to the driver (after waiting for the device)");
 }
 
 }  // namespace mt::bindings

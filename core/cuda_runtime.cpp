@@ -199,6 +199,13 @@ std::size_t pool_reserved_bytes(int index) {
   return static_cast<std::size_t>(reserved);
 }
 
+void empty_cache(int index) {
+  DeviceGuard guard(index);
+  // Frees still queued on kFreeStream return their blocks only once they run.
+  MT_CUDA_CHECK(cudaDeviceSynchronize());
+  MT_CUDA_CHECK(cudaMemPoolTrimTo(pool_for(index), 0));
+}
+
 void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind, int index) {
   if (nbytes == 0) return;
   DeviceGuard guard(index);
@@ -249,6 +256,7 @@ void synchronize(int) { no_cuda(); }
 void* allocate(std::size_t, int) { no_cuda(); }
 void release(void*, int) noexcept {}
 std::size_t pool_reserved_bytes(int) { no_cuda(); }
+void empty_cache(int) { no_cuda(); }
 const DeviceInfo& device_info(int) { no_cuda(); }
 const DeviceInfo& current_device_info() { no_cuda(); }
 void copy(void*, const void*, std::size_t, CopyKind, int) { no_cuda(); }

@@ -27,6 +27,9 @@ void synchronize(int index);
 void* allocate(std::size_t nbytes, int index);
 void release(void* ptr, int index) noexcept;
 std::size_t pool_reserved_bytes(int index);  // bytes the pool holds from the driver
+// Waits for the device, then hands the pool's unused memory back to the driver
+// (torch.cuda.empty_cache()).
+void empty_cache(int index);
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 // Copies and waits for the copy (host memory is pageable, so the copy is synchronous anyway).

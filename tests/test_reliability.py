@@ -664,6 +664,29 @@ def test_cuda_pool_reuses_blocks_freed_while_work_is_queued():
     assert grown <= 4 * 64 * 2**20, f"the CUDA pool grew by {grown / 2**20:.0f} MiB over 200 calls"
 
 
+@pytest.mark.cuda
+def test_cuda_empty_cache_returns_freed_blocks_and_keeps_live_ones():
+    keep = mt.randn(1024, 1024, device="cuda")  # 4 MiB, alive throughout
+    expected = keep.cpu().numpy()
+    gone = mt.randn(8192, 8192, device="cuda")  # 256 MiB, freed below
+    mt.cuda.synchronize()
+    reserved = mt.cuda.memory_reserved()
+    del gone
+    mt.cuda.empty_cache()
+    after = mt.cuda.memory_reserved()
+    assert after <= reserved - 256 * 2**20, f"the pool kept {(after - reserved) / 2**20:+.0f} MiB"
+    assert after >= keep.numel() * 4, "the live tensor's block was handed back"
+    np.testing.assert_array_equal(keep.cpu().numpy(), expected)
+    y = keep.softmax(-1)  # the pool serves again after the trim
+    assert np.isfinite(y.cpu().numpy()).all()
+
+
+def test_cuda_empty_cache_without_cuda_does_nothing():
+    if mt.cuda.is_available():
+        pytest.skip("a machine without a CUDA GPU")
+    mt.cuda.empty_cache()  # torch.cuda.empty_cache() is a no-op there too
+
+
 # ------------------------------------------------------------------- 5. constructor error messages
 # (the random fuzzing is in test_fuzz.py; these pin messages that once blamed the wrong thing)
 

@@ -198,6 +198,8 @@ class CudaBench(BenchDevice):
         return Inputs(mt=mt.from_dlpack(x), torch=x)
 
     def release_memory(self) -> None:
+        # Both pools start every case empty, as they would in a process of its own.
+        mt.cuda.empty_cache()
         if self.torch is not None:
             self.torch.cuda.synchronize()
             self.torch.cuda.empty_cache()
