@@ -593,8 +593,8 @@ bool backward_takes_narrow(int64_t npk) {
 
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads a
 // row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring and
-// take exp twice). float32 and float64: narrow up to 256 threads a row; past that wide measured
-// faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5 -> 30.5;
+// take exp twice). float32 and float64: narrow up to 224 threads a row (rows of 256: below);
+// past 256 wide measured faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5 -> 30.5;
 // [1024, 2048] float64 19.1 -> 15.3). float32 rows of 256 narrow threads (4096 values) take the
 // wide packs too (128 threads of 32; H200 kernel times, two rounds, the benchmark beside
 // torch.compile and Liger for the short grids: [4096, 4096] 34.1 / 33.8 -> 33.4 / 33.1 us, [1024,
@@ -610,20 +610,21 @@ bool backward_takes_narrow(int64_t npk) {
 // 4096] float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
 // 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any block
 // size (H200 kernel times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row instead
-// of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), and over a short one past 160 narrow threads
-// (1,280 doubles). H200 kernel times, two rounds, narrow -> wide: [1024, 1536] 10.40-10.46 ->
-// 9.50-9.54 us, [1024, 2048] 12.38-12.51 -> 11.30-11.39, [2048, 2048] 21.2-21.4 -> 20.1-20.2,
+// of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), and, like float32's, over a short one past 224
+// narrow threads (1,793-2,048 doubles: 113-128 wide threads). H200 kernel times, two rounds,
+// narrow -> wide: [1024, 2048] 12.38-12.51 -> 11.23-11.39 us, [2048, 2048] 21.2-21.4 -> 20.1-20.2,
 // [8192, 2048] 72.3-72.5 -> 68.4-68.6, [1024, 2047] (misaligned) 14.56 -> 14.14; log_softmax
-// [1024, 2048] 12.54 -> 11.49-11.55, [4096, 2048] 39.2-39.4 -> 35.8-36.4; [1024, 1792] 11.84 ->
-// 11.80. Not at 160 or fewer ([1024, 1280] 9.25-9.38 -> 9.73-9.79: 80 wide threads in a block of
-// 96; [1024, 1024] 7.49 -> 7.74; earlier [1024, 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3). The
-// build that set the long-grid rule measured [1024, 2048] 12.9 -> 13.2, before the float64
-// kernels' exp_nonpositive and 40-register clusters. Rows of 1,281-1,535 doubles are not measured.
+// [1024, 2048] 12.54 -> 11.49-11.55, [4096, 2048] 39.2-39.4 -> 35.8-36.4; [1024, 1792] (224
+// threads) 11.84 -> 11.80. Shorter rows won only where their wide threads fill whole warps ([1024,
+// 1536] 10.37-10.46 -> 9.28-9.54: 96 threads); [1024, 1344] 9.70 -> 9.95 (84 wide threads in a
+// block of 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74; earlier [1024,
+// 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024,
+// 2048] 12.9 -> 13.2, before the float64 kernels' exp_nonpositive and 40-register clusters.)
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
   const int threads = int(ceil_div(ceil_div(npk, kNarrow), 32) * 32);
-  if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : sizeof(T) == 4 ? 224 : 160)) return false;
+  if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 224)) return false;
   if (sizeof(T) == 4 || (sizeof(T) == 2 && threads < 256)) return true;
   const int fit = staged_blocks_per_sm<T, kNarrow, Log, false, RowGroup::kBlock>(threads);
   if (threads > 256) return fit >= 3;
