@@ -593,33 +593,33 @@ bool backward_takes_narrow(int64_t npk) {
 
 // Whether a forward row of many that one block holds in narrow packs takes them (more threads a
 // row) rather than the wide packs (fewer, longer threads; 16-bit rows then re-read the ring and
-// take exp twice). float32 and float64: narrow up to 224 threads a row (rows of 256: below);
-// past 256 wide measured faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240] 33.5 -> 30.5;
-// [1024, 2048] float64 19.1 -> 15.3). float32 rows of 256 narrow threads (4096 values) take the
-// wide packs too (128 threads of 32; H200 kernel times, two rounds, the benchmark beside
-// torch.compile and Liger for the short grids: [4096, 4096] 34.1 / 33.8 -> 33.4 / 33.1 us, [1024,
-// 4096] 9.23 / 9.10 -> 8.96 / 9.12, [2048, 4096] 17.6 either way; softmax_tune: [8192, 4096] 67.4 /
-// 67.7 -> 67.1 / 66.7, [16384, 4096] 132.4 / 132.6 -> 132.4 / 131.7), not of 192 ([1024, 3072] 7.71
-// / 7.73 -> 7.95 / 7.81; [8192, 3072] 49.6 / 49.5 -> 49.5 / 49.0). (Softmax rows that 64-256 held
-// threads fill, 2048-8192 floats or 4096-16384 16-bit values, take held blocks before any of
-// this: held_block_rows.) 16-bit softmax rows, whose narrow blocks fit 32 registers a thread:
-// narrow while three blocks fit an SM, so that one block's reductions overlap another's loads
-// ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240] 17.8 -> 17.4 at 640; [1024, 16384]
-// 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid
-// (16 or more rounds of the blocks that fit) the wide packs' occupancy won at 48 registers ([16384,
-// 4096] float16 96.5 -> 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 ->
-// 15.3, [1024, 4096] 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any block
-// size (H200 kernel times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row instead
-// of 128 of 8; [32, 64, 512, 512] 2175 -> 2026), and, like float32's, over a short one past 224
-// narrow threads (1,793-2,048 doubles: 113-128 wide threads). H200 kernel times, two rounds,
-// narrow -> wide: [1024, 2048] 12.38-12.51 -> 11.23-11.39 us, [2048, 2048] 21.2-21.4 -> 20.1-20.2,
-// [8192, 2048] 72.3-72.5 -> 68.4-68.6, [1024, 2047] (misaligned) 14.56 -> 14.14; log_softmax
-// [1024, 2048] 12.54 -> 11.49-11.55, [4096, 2048] 39.2-39.4 -> 35.8-36.4; [1024, 1792] (224
-// threads) 11.84 -> 11.80. Shorter rows won only where their wide threads fill whole warps ([1024,
-// 1536] 10.37-10.46 -> 9.28-9.54: 96 threads); [1024, 1344] 9.70 -> 9.95 (84 wide threads in a
-// block of 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74; earlier [1024,
-// 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024,
-// 2048] 12.9 -> 13.2, before the float64 kernels' exp_nonpositive and 40-register clusters.)
+// take exp twice). float32 and float64: narrow up to 224 threads a row (rows of 256: below); past
+// 256 wide measured faster (H100 kernel times: [1024, 8192] float32 25.9 -> 24.4 us, [1024, 10240]
+// 33.5 -> 30.5; [1024, 2048] float64 19.1 -> 15.3). float32 rows of 256 narrow threads (4096
+// values) take the wide packs too (128 threads of 32; H200 kernel times, two rounds, the benchmark
+// beside torch.compile and Liger for the short grids: [4096, 4096] 34.1 / 33.8 -> 33.4 / 33.1 us,
+// [1024, 4096] 9.23 / 9.10 -> 8.96 / 9.12, [2048, 4096] 17.6 either way; softmax_tune: [8192, 4096]
+// 67.4 / 67.7 -> 67.1 / 66.7, [16384, 4096] 132.4 / 132.6 -> 132.4 / 131.7), not of 192 ([1024,
+// 3072] 7.71 / 7.73 -> 7.95 / 7.81; [8192, 3072] 49.6 / 49.5 -> 49.5 / 49.0). (Softmax rows that
+// 64-256 held threads fill, 2048-8192 floats or 4096-16384 16-bit values, take held blocks before
+// any of this: held_block_rows.) 16-bit softmax rows, whose narrow blocks fit 32 registers a
+// thread: narrow while three blocks fit an SM, so that one block's reductions overlap another's
+// loads ([1024, 8192] 14.9 -> 14.2 us at 512 threads, [1024, 10240] 17.8 -> 17.4 at 640; [1024,
+// 16384] 25.2 -> 26.2 at 1024: wide). At 256 threads, over a long grid (16 or more rounds of the
+// blocks that fit) the wide packs' occupancy won at 48 registers ([16384, 4096] float16 96.5 ->
+// 91.9 us) and ties at 32; over a short one it does not ([2048, 4096] 14.9 -> 15.3, [1024, 4096]
+// 9.1 -> 10.0). float64 rows take the wide packs over a long grid at any block size (H200 kernel
+// times: [67108, 1000] 287.9 -> 259.4 us, 64 threads of 16 doubles a row instead of 128 of 8; [32,
+// 64, 512, 512] 2175 -> 2026), and, like float32's, over a short one past 224 narrow threads
+// (1,793-2,048 doubles: 113-128 wide threads). H200 kernel times, two rounds, narrow -> wide:
+// [1024, 2048] 12.29-12.70 -> 11.23-11.39 us, [2048, 2048] 21.2-21.4 -> 19.7-20.2, [8192, 2048]
+// 72.3-72.5 -> 68.4-68.6, [1024, 2047] (misaligned) 14.56 -> 14.14; log_softmax [1024, 2048] 12.54
+// -> 11.49-11.55, [4096, 2048] 39.2-39.4 -> 35.8-36.4; [1024, 1792] (224 threads) 11.81-11.87 ->
+// 11.78-11.81. Shorter rows won only where their wide threads fill whole warps ([1024, 1536]
+// 10.24-10.66 -> 9.28-9.63: 96 threads); [1024, 1344] 9.70 -> 9.95 (84 wide threads in a block of
+// 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74; earlier [1024, 512] 5.7 ->
+// 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024, 2048] 12.9 ->
+// 13.2, before the float64 kernels' exp_nonpositive and 40-register clusters.)
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
