@@ -38,6 +38,8 @@ MT_BINDING_PARTS(MT_DECLARE_BINDING)
 
 // Accepts "cuda:1", a minitensor.device, or None (-> `fallback`).
 Device to_device(const py::handle& obj, Device fallback = Device());
+// The CUDA device index an optional `device` argument names: None is the current device.
+int cuda_index(const py::object& device);
 // Accepts a minitensor dtype or None (-> `fallback`).
 DType to_dtype(const py::handle& obj, DType fallback);
 // (2, 3), [2, 3] or the varargs of reshape(2, 3) -> {2, 3}; entries as to_int64.

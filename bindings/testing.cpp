@@ -13,8 +13,7 @@ void bind_testing(py::module_& m) {
     MT_CHECK_VALUE(kind == "invalid_configuration" || kind == "illegal_address",
                    "_testing_cuda_error: unknown kind '", kind,
                    "'; expected 'invalid_configuration' or 'illegal_address'");
-    const int index = device.is_none() ? cuda::current_device()
-                                       : to_device(device, Device(DeviceType::CUDA)).index;
+    const int index = cuda_index(device);
     py::gil_scoped_release release;
     if (kind == "invalid_configuration")
       cuda::testing::launch_invalid_configuration(index);
