@@ -19,6 +19,7 @@ import numpy as np
 import minitensor as mt
 
 from minitensor.bench import cases, cli, ladder, report, softmax_bench
+from minitensor.bench.clock import ClockSampler, parse_sample
 from minitensor.bench.correctness import Check, check_with_numpy, verdict
 from minitensor.bench.devices import BenchDevice, CopyBandwidth, Inputs
 from minitensor.bench.results import CaseResult, SweepResult, Timing
@@ -163,8 +164,9 @@ class FakeGpu(BenchDevice):
         return Inputs(mt=mt.from_numpy(x), numpy=x)
 
 
-def _fake_sweep(op: Any, compare: tuple[str, ...]) -> SweepResult:
+def _fake_sweep(op: Any, compare: tuple[str, ...], clock: Any = None) -> SweepResult:
     device = FakeGpu()
+    device.clock = clock
     original = softmax_bench.minitensor_op
 
     def timed_op(log: bool) -> Any:
@@ -208,6 +210,59 @@ def test_fake_sweep_passes_and_reports_unavailable_contenders() -> None:
         assert again.check.status == case.check.status and again.pct_of_copy == case.pct_of_copy
         assert again.contenders["numpy"].us == case.contenders["numpy"].us
         assert not again.contenders["compile"].ok and again.contenders["compile"].note == case.contenders["compile"].note
+
+
+def test_clock_sampler_averages_the_clock_in_force_over_the_windows() -> None:
+    sampler = ClockSampler()
+    for at, line in [(1.0, "1980, 1980, 0x0000000000000000"), (2.0, "1695, 1980, 0x0000000000000004"),
+                     (3.0, "1980, 1980, 0x0000000000000000"), (4.0, "[N/A], 1980, 0x0")]:
+        sampler.add(line, at=at)
+    assert parse_sample("[N/A], 1980, 0x0", 4.0) is None and parse_sample("1980", 0.0) is None
+    assert sampler.max_mhz == 1980.0
+    assert sampler.mean_mhz([(1.1, 1.9)]) == 1980.0  # the sample at 1.0 still held
+    assert sampler.mean_mhz([(2.5, 2.9)]) == 1695.0  # the dip at 2.0 still held at 2.5
+    assert sampler.mean_mhz([(1.5, 2.0)]) == (1980.0 + 1695.0) / 2  # a dip arriving as it ends
+    assert sampler.mean_mhz([(1.5, 2.0), (1.2, 1.3)]) == (1980.0 + 1695.0) / 2  # each sample once
+    assert sampler.mean_mhz([(3.1, 3.5), (1.2, 1.3)]) == 1980.0
+    assert math.isnan(sampler.mean_mhz([(0.1, 0.5)]))  # before the first sample
+    assert math.isnan(ClockSampler().max_mhz)
+
+
+class FakeClockSampler:
+    """The first implementation timed in each case saw the clock dip to 1,700 MHz, the rest ran
+    at the top clock."""
+
+    max_mhz = 1980.0
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def wait_past(self, moment: float) -> None:
+        pass
+
+    def mean_mhz(self, windows: list[tuple[float, float]]) -> float:
+        assert windows and all(start <= end for start, end in windows)
+        self.readings += 1
+        return 1700.0 if self.readings % 2 == 1 else 1980.0
+
+
+def test_each_timing_carries_its_clock_to_the_report_and_the_csv() -> None:
+    sweep = _fake_sweep(mt.softmax, ("numpy",), clock=FakeClockSampler())
+    assert [c.minitensor.clock_mhz for c in sweep.cases] == [1700.0, 1700.0]
+    assert [c.contenders["numpy"].clock_mhz for c in sweep.cases] == [1980.0, 1980.0]
+    text = report.softmax_report(sweep)
+    assert ("SM clock held under 95% of its 1,980 MHz (mean) while minitensor was timed: 2 of 2 cases "
+            "(64x256 float32 1,700, 8x16x4 float32 1,700 MHz)") in text
+    assert "while numpy was timed: 0 of 2 cases" in text
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "softmax.csv"
+        report.write_csv(path, *report.softmax_csv_rows(sweep))
+        back = report.read_softmax_csv([path])
+    assert back.clock_max_mhz == 1980.0 and back.contender_names == ["numpy"]
+    assert back.cases[0].minitensor.clock_mhz == 1700.0 and back.cases[1].contenders["numpy"].clock_mhz == 1980.0
+    # Without a sampler: no clock, no clock lines.
+    plain = _fake_sweep(mt.softmax, ("numpy",))
+    assert math.isnan(plain.cases[0].minitensor.clock_mhz) and "SM clock" not in report.softmax_report(plain)
 
 
 def test_rounds_interleave_contenders_and_keep_each_ones_best_round() -> None:

@@ -18,6 +18,7 @@ import minitensor as mt
 
 from . import optional
 from .cases import TypedCase
+from .clock import POLL_MS, ClockSampler, start_clock_sampler
 from .kernel_profile import TorchKernelProfiler
 from .timing import MeasureConfig, PerfCounterTimer, Timer, cuda_timer, measure, throughput_gbs
 
@@ -61,6 +62,7 @@ class BenchDevice:
     # round's median. One on a GPU; more on a CPU host whose speed drifts, so that a slow spell
     # does not land on one contender only.
     timing_rounds: int = 1
+    clock: ClockSampler | None = None  # the GPU's SM clock beside each timing, where sampled
 
     @property
     def flush_fn(self) -> Callable[[], None] | None:
@@ -130,6 +132,10 @@ class CudaBench(BenchDevice):
             # The profiler's head launches: zeroing a small int32 tensor, the flush's own kernel.
             head = self.torch.zeros(4096, dtype=self.torch.int32, device="cuda")
             self._kernel_profiler = TorchKernelProfiler(self.torch, self._flush_fn, head.zero_)
+        self.clock = start_clock_sampler(self.torch)
+        if self.clock is not None:
+            self.notes.append(f"SM clock: nvidia-smi every {POLL_MS} ms beside each timing (max "
+                              f"{self.clock.max_mhz:,.0f} MHz), averaged over each timing")
 
     def _device_name(self) -> str:
         if self.torch is not None:

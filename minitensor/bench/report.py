@@ -176,6 +176,32 @@ def call_overhead_summary(sweep: SweepResult) -> str:
     return "per call beyond the kernels, median: " + ", ".join(parts)
 
 
+# A clock under this fraction of the GPU's highest was held down (power capping), not boost jitter.
+CLOCK_DIP = 0.95
+
+
+def clock_summary(sweep: SweepResult) -> list[str]:
+    """Where the SM clock was sampled: per implementation, the cases it was timed under a held-down
+    clock (a mean below CLOCK_DIP of the highest), with that mean, so that a slow reading of a
+    kernel near its issue limit is not taken for the kernel's own (docs/DESIGN.md)."""
+    top = sweep.clock_max_mhz
+    if not math.isfinite(top):
+        return []
+    lines = []
+    for name in ["minitensor", *sweep.contender_names]:
+        timed = [(case, case.minitensor if name == "minitensor" else case.contenders.get(name))
+                 for case in sweep.cases]
+        sampled = [(case, t) for case, t in timed if t is not None and math.isfinite(t.clock_mhz)]
+        if not sampled:
+            continue
+        dipped = [f"{case.typed.case.shape_text} {case.typed.dtype} {t.clock_mhz:,.0f}"
+                  for case, t in sampled if t.clock_mhz < CLOCK_DIP * top]
+        shown = ", ".join(dipped[:8]) + (", ..." if len(dipped) > 8 else "")
+        lines.append(f"SM clock held under {CLOCK_DIP:.0%} of its {top:,.0f} MHz (mean) while {name} "
+                     f"was timed: {len(dipped)} of {len(sampled)} cases" + (f" ({shown} MHz)" if dipped else ""))
+    return lines
+
+
 def contender_notes(sweep: SweepResult) -> list[str]:
     """Why columns say n/a, once per distinct reason."""
     seen: dict[str, list[str]] = defaultdict(list)
@@ -213,6 +239,7 @@ def softmax_report(sweep: SweepResult) -> str:
         *dtype_summary(sweep),
         bandwidth_summary(sweep),
         *([overhead] if (overhead := call_overhead_summary(sweep)) else []),
+        *clock_summary(sweep),
         *(f"n/a or check detail: {n}" for n in contender_notes(sweep)),
         f"correctness: {len(sweep.cases) - len(failures)} of {len(sweep.cases)} cases pass"
         + ("" if not failures else "; FAILED: " + ", ".join(
@@ -235,7 +262,8 @@ def softmax_csv_rows(sweep: SweepResult) -> tuple[list[str], list[list[object]]]
     for name in sweep.contender_names:
         headers += [f"{name}_us", f"{name}_kernel_us", f"{name}_gbs", f"{name}_reps", f"speedup_vs_{name}",
                     f"{name}_note"]
-    headers += ["copy_bw_gbs", "device", "op"]
+    headers += ["copy_bw_gbs", "device", "op", "clock_max_mhz", "minitensor_clock_mhz"]
+    headers += [f"{name}_clock_mhz" for name in sweep.contender_names]
     rows = []
     for case in sweep.cases:
         t, own = case.typed, case.minitensor
@@ -249,7 +277,9 @@ def softmax_csv_rows(sweep: SweepResult) -> tuple[list[str], list[list[object]]]
                 row += ["", "", "", "", "", ""]
             else:
                 row += [other.us, other.kernel_us, other.gbs, other.reps, case.speedup_over(name), _csv_note(other)]
-        row += [sweep.copy_gbs, sweep.device_name, sweep.op_name]
+        row += [sweep.copy_gbs, sweep.device_name, sweep.op_name, sweep.clock_max_mhz, own.clock_mhz]
+        row += [case.contenders[name].clock_mhz if name in case.contenders else "" for name in
+                sweep.contender_names]
         rows.append(row)
     return headers, rows
 
@@ -274,7 +304,7 @@ def read_softmax_csv(paths: Sequence[Path]) -> SweepResult:
     cases: list[CaseResult] = []
     contender_names: list[str] = []
     device = op = ""
-    copy_gbs = math.nan
+    copy_gbs = clock_max_mhz = math.nan
     for path in paths:
         with open(path, newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
@@ -283,17 +313,22 @@ def read_softmax_csv(paths: Sequence[Path]) -> SweepResult:
                 contender_names += [n for n in names if n not in contender_names]
                 device, op = device or row["device"], op or row["op"]
                 copy_gbs = _number(row["copy_bw_gbs"]) if math.isnan(copy_gbs) else copy_gbs
+                if math.isnan(clock_max_mhz):
+                    clock_max_mhz = _number(row.get("clock_max_mhz", ""))
                 case = Case(row["group"], tuple(int(v) for v in row["shape"].split("x")), int(row["dim"]))
                 tensor_bytes = case.numel * ITEMSIZE[row["dtype"]]
                 typed = TypedCase(case, row["dtype"], tensors_moved=int(row["traffic_bytes"]) // tensor_bytes)
                 own = Timing(us=_number(row["minitensor_us"]), gbs=_number(row["minitensor_gbs"]),
                              reps=int(row["minitensor_reps"] or 0), note=row.get("minitensor_note", ""),
-                             kernel_us=_number(row.get("minitensor_kernel_us", "")))
+                             kernel_us=_number(row.get("minitensor_kernel_us", "")),
+                             clock_mhz=_number(row.get("minitensor_clock_mhz", "")))
                 check = Check(row["check"], _number(row["max_error"]), _number(row["tolerance"]),
                               row["check_detail"])
                 others = {n: Timing(us=_number(row[f"{n}_us"]), gbs=_number(row[f"{n}_gbs"]),
                                     reps=int(row[f"{n}_reps"] or 0), note=row[f"{n}_note"],
-                                    kernel_us=_number(row.get(f"{n}_kernel_us", ""))) for n in names}
+                                    kernel_us=_number(row.get(f"{n}_kernel_us", "")),
+                                    clock_mhz=_number(row.get(f"{n}_clock_mhz", ""))) for n in names}
                 cases.append(CaseResult(typed, own, check, _number(row["minitensor_pct_copy_bw"]), others))
     return SweepResult(device_name=device, device_kind="", op_name=op or "softmax", copy_gbs=copy_gbs,
-                       copy_method="from CSV", contender_names=contender_names, cases=cases)
+                       copy_method="from CSV", contender_names=contender_names, cases=cases,
+                       clock_max_mhz=clock_max_mhz)

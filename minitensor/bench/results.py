@@ -27,6 +27,8 @@ class Timing:
     # (NaN where not measured); kernel_note says why it is missing when it was tried.
     kernel_us: float = NAN
     kernel_note: str = ""
+    # The mean SM clock sampled while this was timed (bench.clock; NaN without a sampler).
+    clock_mhz: float = NAN
 
     @property
     def ok(self) -> bool:
@@ -98,6 +100,7 @@ class SweepResult:
     contender_names: list[str]
     cases: list[CaseResult]
     notes: list[str] = field(default_factory=list)
+    clock_max_mhz: float = NAN  # the GPU's highest SM clock, where the clock was sampled
 
     @property
     def failures(self) -> list[CaseResult]:

@@ -9,6 +9,8 @@ table's numbers) and, where a profiler is available, their kernels' device time.
 
 from __future__ import annotations
 
+import time
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
@@ -149,8 +151,10 @@ def run_case(typed: TypedCase, device: BenchDevice, options: SweepOptions, copy_
         except Exception as error:  # noqa: BLE001
             notes[name] = Timing(note=contenders_mod.short_reason(error))
     best: dict[str, Timing] = {}
+    windows: dict[str, list[tuple[float, float]]] = defaultdict(list)  # when each was timed
     for _ in range(device.timing_rounds):
         for name, fn in list(runners.items()):
+            start = time.monotonic()
             try:
                 timing = time_callable(fn, device, typed, options.config)
             except Exception as error:  # noqa: BLE001
@@ -159,12 +163,19 @@ def run_case(typed: TypedCase, device: BenchDevice, options: SweepOptions, copy_
                 notes[name] = Timing(note=contenders_mod.short_reason(error))
                 del runners[name]
                 continue
+            windows[name].append((start, time.monotonic()))
             if name not in best or timing.us < best[name].us:
                 best[name] = timing
     # After all event timings: a profiler session can leave its tracing hooks behind, and they
     # should not touch this case's event times.
     for name, fn in runners.items():
+        start = time.monotonic()
         add_kernel_time(best[name], fn, device, options.config.profile_calls)
+        windows[name].append((start, time.monotonic()))
+    if device.clock is not None:
+        device.clock.wait_past(time.monotonic())
+        for name, timing in best.items():
+            timing.clock_mhz = device.clock.mean_mhz(windows[name])
 
     own = best["minitensor"]
     result = CaseResult(typed, own, check, pct_of_copy=100.0 * own.gbs / copy_gbs)
@@ -192,4 +203,5 @@ def run_sweep(device: BenchDevice, typed_cases: list[TypedCase], options: SweepO
     return SweepResult(device_name=device.name, device_kind=device.kind, op_name=op.name,
                        copy_gbs=copy.gbs, copy_method=copy.method,
                        contender_names=list(options.contender_names), cases=results,
-                       notes=[*device.notes, *notes])
+                       notes=[*device.notes, *notes],
+                       clock_max_mhz=device.clock.max_mhz if device.clock else float("nan"))
