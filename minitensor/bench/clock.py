@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 POLL_MS = 50
-QUERY = "clocks.sm,clocks.max.sm,clocks_event_reasons.active"
+QUERY = "clocks.sm,clocks.max.sm"
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,10 @@ class ClockSample:
 
 
 def parse_sample(line: str, at: float) -> ClockSample | None:
-    """One line of `nvidia-smi --query-gpu=QUERY --format=csv,noheader,nounits`: "1755, 1980,
-    0x0000000000000004" (None for anything else, e.g. "[N/A]")."""
+    """One line of `nvidia-smi --query-gpu=QUERY --format=csv,noheader,nounits`: "1755, 1980" (None
+    for anything else, e.g. "[N/A], 1980")."""
     parts = [p.strip() for p in line.split(",")]
-    if len(parts) != 3:
+    if len(parts) != 2:
         return None
     try:
         return ClockSample(at, float(parts[0]), float(parts[1]))
