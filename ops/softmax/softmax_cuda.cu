@@ -615,10 +615,12 @@ bool backward_takes_narrow(int64_t npk) {
 // [1024, 2048] 12.29-12.70 -> 11.23-11.39 us, [2048, 2048] 21.2-21.4 -> 19.7-20.2, [8192, 2048]
 // 72.3-72.5 -> 68.4-68.6, [1024, 2047] (misaligned) 14.56 -> 14.14; log_softmax [1024, 2048] 12.54
 // -> 11.49-11.55, [4096, 2048] 39.2-39.4 -> 35.8-36.4; [1024, 1792] (224 threads) 11.81-11.87 ->
-// 11.78-11.81. Shorter rows won only where their wide threads fill whole warps ([1024, 1536]
-// 10.24-10.66 -> 9.28-9.63: 96 threads); [1024, 1344] 9.70 -> 9.95 (84 wide threads in a block of
-// 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74; earlier [1024, 512] 5.7 ->
-// 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024, 2048] 12.9 ->
+// 11.78-11.81. Shorter rows won only where their wide threads fill whole warps, and then only on
+// grids of 1,024 rows or more ([1024, 1536] 10.24-10.66 -> 9.28-9.63: 96 threads; [4096, 1536]
+// 29.5-29.7 -> 27.7-27.9; but [300, 1536] 5.3 -> 5.9, [1024, 1500] 10.6 -> 11.1-11.2, [1024,
+// 1408] 9.8-9.9 -> 10.3-10.4): no rule for so narrow a band. [1024, 1344] 9.70 -> 9.95 (84 wide
+// threads in a block of 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74;
+// earlier [1024, 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024, 2048] 12.9 ->
 // 13.2, before the float64 kernels' exp_nonpositive and 40-register clusters.)
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
@@ -627,7 +629,7 @@ bool forward_takes_narrow(int64_t rows, int64_t npk) {
   if (threads > (sizeof(T) == 2 ? kRowTierMaxThreads : 224)) return false;
   if (sizeof(T) == 4 || (sizeof(T) == 2 && threads < 256)) return true;
   const int fit = staged_blocks_per_sm<T, kNarrow, Log, false, RowGroup::kBlock>(threads);
-  if (threads > 256) return fit >= 3;
+  if (threads > 256) return fit >= 3;  // 16-bit only: float32 and float64 stopped at 224 above
   return rows < 16 * int64_t(fit) * device_info().sm_count;
 }
 
