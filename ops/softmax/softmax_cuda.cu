@@ -620,8 +620,9 @@ bool backward_takes_narrow(int64_t npk) {
 // 29.5-29.7 -> 27.7-27.9; but [300, 1536] 5.3 -> 5.9, [1024, 1500] 10.6 -> 11.1-11.2, [1024,
 // 1408] 9.8-9.9 -> 10.3-10.4): no rule for so narrow a band. [1024, 1344] 9.70 -> 9.95 (84 wide
 // threads in a block of 96), [1024, 1280] 9.25-9.38 -> 9.73-9.79, [1024, 1024] 7.49 -> 7.74;
-// earlier [1024, 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid rule measured [1024, 2048] 12.9 ->
-// 13.2, before the float64 kernels' exp_nonpositive and 40-register clusters.)
+// earlier [1024, 512] 5.7 -> 6.7, [2048, 512] 8.1 -> 9.3. (The build that set the long-grid
+// rule measured [1024, 2048] 12.9 -> 13.2, before the float64 kernels' exp_nonpositive and
+// 40-register clusters.)
 template <typename T, bool Log>
 bool forward_takes_narrow(int64_t rows, int64_t npk) {
   constexpr int kNarrow = block_row_packs<T, false, false>();
