@@ -227,6 +227,28 @@ def test_clock_sampler_averages_the_clock_in_force_over_the_windows() -> None:
     assert math.isnan(ClockSampler().max_mhz)
 
 
+def test_nvidia_smi_is_asked_for_torchs_gpu_by_uuid(monkeypatch: Any) -> None:
+    """Under CUDA_VISIBLE_DEVICES nvidia-smi's indices are not torch's: the UUID names the GPU; a
+    lone GPU is index 0 (torch's can be no other); several with no UUID to match, or no
+    nvidia-smi, give no sampler."""
+    from minitensor.bench import clock
+
+    listed = {"out": "GPU-aaaa\nGPU-bbbb\n"}
+    monkeypatch.setattr(clock.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(clock.subprocess, "run",
+                        lambda *a, **k: types.SimpleNamespace(stdout=listed["out"]))
+    props = types.SimpleNamespace(uuid="bbbb")
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(current_device=lambda: 1,
+                                                             get_device_properties=lambda i: props))
+    assert clock.nvidia_smi_id(torch) == "GPU-bbbb"
+    props.uuid = "cccc"
+    assert clock.nvidia_smi_id(torch) is None and clock.nvidia_smi_id(None) is None
+    listed["out"] = "GPU-aaaa\n"
+    assert clock.nvidia_smi_id(torch) == "0" and clock.nvidia_smi_id(None) == "0"
+    monkeypatch.setattr(clock.shutil, "which", lambda name: None)
+    assert clock.nvidia_smi_id(torch) is None and clock.start_clock_sampler(torch) is None
+
+
 class FakeClockSampler:
     """The first implementation timed in each case saw the clock dip to 1,700 MHz, the rest ran
     at the top clock."""

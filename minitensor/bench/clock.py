@@ -115,8 +115,9 @@ class ClockSampler:
 
 
 def nvidia_smi_id(torch: Any) -> str | None:
-    """nvidia-smi's name for torch's current CUDA device: its UUID where torch tells it (the
-    indices differ under CUDA_VISIBLE_DEVICES), else index 0 where nvidia-smi sees one GPU only."""
+    """nvidia-smi's name for torch's current CUDA device: its UUID where nvidia-smi lists the one
+    torch tells (the indices differ under CUDA_VISIBLE_DEVICES), else index 0 where nvidia-smi
+    sees one GPU only (torch's can be no other)."""
     if shutil.which("nvidia-smi") is None:
         return None
     try:
