@@ -93,7 +93,10 @@ class ClockSampler:
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
-            self._process.wait(timeout=5)
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
 
     @classmethod
     def start(cls, gpu_id: str) -> ClockSampler:
