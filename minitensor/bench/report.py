@@ -187,18 +187,20 @@ def clock_summary(sweep: SweepResult) -> list[str]:
     top = sweep.clock_max_mhz
     if not math.isfinite(top):
         return []
+    sampled: dict[str, int] = defaultdict(int)
+    dipped: dict[str, list[str]] = defaultdict(list)
+    for case in sweep.cases:
+        for name, timing in [("minitensor", case.minitensor), *case.contenders.items()]:
+            if not math.isfinite(timing.clock_mhz):
+                continue
+            sampled[name] += 1
+            if timing.clock_mhz < CLOCK_DIP * top:
+                dipped[name].append(f"{case.typed.case.shape_text} {case.typed.dtype} {timing.clock_mhz:,.0f}")
     lines = []
-    for name in ["minitensor", *sweep.contender_names]:
-        timed = [(case, case.minitensor if name == "minitensor" else case.contenders.get(name))
-                 for case in sweep.cases]
-        sampled = [(case, t) for case, t in timed if t is not None and math.isfinite(t.clock_mhz)]
-        if not sampled:
-            continue
-        dipped = [f"{case.typed.case.shape_text} {case.typed.dtype} {t.clock_mhz:,.0f}"
-                  for case, t in sampled if t.clock_mhz < CLOCK_DIP * top]
-        shown = ", ".join(dipped[:8]) + (", ..." if len(dipped) > 8 else "")
+    for name, count in sampled.items():
+        shown = ", ".join(dipped[name][:8]) + (", ..." if len(dipped[name]) > 8 else "")
         lines.append(f"SM clock held under {CLOCK_DIP:.0%} of its {top:,.0f} MHz (mean) while {name} "
-                     f"was timed: {len(dipped)} of {len(sampled)} cases" + (f" ({shown} MHz)" if dipped else ""))
+                     f"was timed: {len(dipped[name])} of {count} cases" + (f" ({shown} MHz)" if shown else ""))
     return lines
 
 
