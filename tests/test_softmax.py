@@ -780,12 +780,24 @@ def test_cuda_long_rows(case, log, dtype, rng):
     cuda_check_both_ways(shape, dim, log, dtype, rng)
 
 
+# A 16-bit row a little longer than the GPU's shared memory holds: tier 3d keeps each block's
+# short tail (under two packs a thread) in registers. (The overrides below reach that path on
+# small rows: MT_SOFTMAX_GRID_CACHE_PACKS=37 leaves short tails and long ones.)
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [pytest.param(mt.float16, id="float16"),
+                                   pytest.param(mt.bfloat16, id="bfloat16")])
+@pytest.mark.parametrize("log", OPS)
+def test_cuda_long_row_short_tail(log, dtype, rng):
+    cuda_check_both_ways((1, 2**24 + 24), 1, log, dtype, rng)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("setting", [
     "MT_SOFTMAX_NO_GRID_SYNC=1",         # the split-row tier (GPUs without cooperative launches)
     "MT_SOFTMAX_GRID_CACHE_PACKS=37",    # tier 3d re-reading most of each chunk from global memory
     "MT_SOFTMAX_GRID_ROWS=1",            # tier 3d ahead of the cluster tiers, a block or two a row
     "MT_SOFTMAX_GRID_EVICT_CACHED=0",    # tier 3d's cached copies without the L2 evict-first hint
+    "MT_SOFTMAX_GRID_TAGGED=0",          # tier 3d's float partials met at a grid barrier
 ])
 def test_cuda_long_rows_under_overrides(setting):
     """The long-row cases (and the rows with -inf parts) under each override."""

@@ -11,7 +11,9 @@
 // The program prints one CFG line per configuration; each is launched kReps times, so the
 // kernel durations in ncu's output (caches flushed before each) come in groups of kReps, in the
 // order of the CFG lines. See docs/bench/history.md (eleventh session) for what it measured on an
-// H100.
+// H100. With STAGE_FLOOR_H200=1 in the environment it runs tier 3d's [1, 16777216] 16-bit shape
+// instead, also through the bulk copy engine and with the load phase alone (BENCHMARKS.md,
+// sixtieth session).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -55,6 +57,61 @@ __global__ void stage_kernel(const int4* __restrict__ in, int4* __restrict__ out
   __syncthreads();
   if (Halves) meet(barrier);
   for (long i = first + threadIdx.x; i < n; i += blockDim.x) out[base + i] = staged[i];
+}
+
+// The same with the chunk copied by the bulk copy engine: thread 0 issues `batches` 1-D bulk
+// copies (cp.async.bulk, one mbarrier each), every thread waits for them all; no copy loop in the
+// threads at all. flags & 1: no stores (the load phase and barrier alone); flags & 2: the
+// stores evict-first (st.global.cs, as tier 3d's output).
+__global__ void stage_bulk_kernel(const int4* __restrict__ in, int4* __restrict__ out,
+                                  long per_block, long total, int barrier, int batches, int flags) {
+#if defined(MT_HAVE_BULK_COPY)
+  extern __shared__ __align__(128) int4 staged_bulk[];
+  __shared__ uint64_t landed[8];
+  const long base = long(blockIdx.x) * per_block;
+  const long n = min(per_block, total - base);
+  const long per_batch = (n + batches - 1) / batches;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < batches; ++i) mt::mbarrier_init(mt::shared_address(&landed[i]));
+    mt::mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < batches; ++i) {
+      const long s = i * per_batch, c = min(per_batch, n - s);
+      const unsigned bar = mt::shared_address(&landed[i]), bytes = unsigned(c * 16);
+      mt::mbarrier_expect_bytes(bar, bytes);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+          ::"r"(mt::shared_address(&staged_bulk[s])), "l"(&in[base + s]), "r"(bytes), "r"(bar)
+          : "memory");
+    }
+  }
+  for (int i = 0; i < batches; ++i) mt::mbarrier_wait(mt::shared_address(&landed[i]), 0);
+  __syncthreads();
+  meet(barrier);
+  if (flags & 1) return;
+  for (long i = threadIdx.x; i < n; i += blockDim.x) {
+    if (flags & 2)
+      __stcs(&out[base + i], staged_bulk[i]);
+    else
+      out[base + i] = staged_bulk[i];
+  }
+#endif
+}
+
+// A read of every byte into registers and nothing else (the load phase's floor without shared
+// memory): grid-stride, four 16-byte loads in flight a thread, xor-folded so none is dropped.
+__global__ void read_kernel(const int4* __restrict__ in, int4* __restrict__ sink, long total) {
+  const long stride = long(gridDim.x) * blockDim.x;
+  long i = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  int acc = 0;
+  for (; i + 3 * stride < total; i += 4 * stride) {
+    const int4 a = in[i], b = in[i + stride], c = in[i + 2 * stride], d = in[i + 3 * stride];
+    acc ^= a.x ^ b.y ^ c.z ^ d.w;
+  }
+  for (; i < total; i += stride) acc ^= in[i].x;
+  if (acc == 0x7fffffff) sink[0].x = acc;
 }
 
 // Grid-stride copy, four 16-byte loads in flight a thread.
@@ -119,6 +176,55 @@ int main() {
                 tag, bytes, blocks, threads, cluster, barrier, int(halves), smem / 1024.0);
   };
 
+  const auto read = [&](long bytes, const char* tag) {
+    const int grid = sms * 8;
+    for (int r = 0; r < kReps; ++r) read_kernel<<<grid, 256>>>(in, out, bytes / 16);
+    CHECK(cudaDeviceSynchronize());
+    std::printf("CFG read %s bytes=%ld grid=%d\n", tag, bytes, grid);
+  };
+  const auto bulk = [&](long bytes, int blocks, int threads, int barrier, int batches, int flags,
+                        const char* tag) {
+    long total = bytes / 16, per_block = (total + blocks - 1) / blocks;
+    const size_t smem = size_t(per_block) * 16;
+    void* kernel = (void*)stage_bulk_kernel;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    const int4* a = in;
+    int4* b = out;
+    void* args[] = {&a, &b, &per_block, &total, &barrier, &batches, &flags};
+    for (int r = 0; r < kReps; ++r) {
+      if (barrier == kGrid)
+        CHECK(cudaLaunchCooperativeKernel(kernel, blocks, threads, args, smem));
+      else
+        CHECK(cudaLaunchKernel(kernel, blocks, threads, args, smem));
+    }
+    CHECK(cudaDeviceSynchronize());
+    std::printf("CFG bulk %s bytes=%ld blocks=%d threads=%d barrier=%d batches=%d flags=%d "
+                "smem_kb=%.1f\n",
+                tag, bytes, blocks, threads, barrier, batches, flags, smem / 1024.0);
+  };
+  if (std::getenv("STAGE_FLOOR_H200")) {
+    // Tier 3d's [1, 16777216] 16-bit row: 2 blocks an SM of 512 threads, 112 KB each (29.6 MB
+    // of the 32 staged), against a copy and a read of the same bytes.
+    const long row = 2L * sms * 112 * 1024;
+    copy(row, "tier-3d-bytes");
+    copy(32L << 20, "32MB");
+    read(row, "tier-3d-bytes");
+    read(32L << 20, "32MB");
+    stage(row, 2 * sms, 512, 1, kGrid, false, "3d bytes, cp.async, grid barrier");
+    stage(row, 2 * sms, 512, 1, kNone, false, "3d bytes, cp.async, no barrier");
+    bulk(row, 2 * sms, 512, kGrid, 8, 0, "3d bytes, bulk x8, grid barrier");
+    bulk(row, 2 * sms, 512, kGrid, 1, 0, "3d bytes, bulk x1, grid barrier");
+    bulk(row, 2 * sms, 512, kGrid, 8, 2, "3d bytes, bulk x8, grid barrier, evict-first stores");
+    bulk(row, 2 * sms, 512, kGrid, 8, 1, "3d bytes, bulk x8, grid barrier, no stores");
+    bulk(row, 2 * sms, 512, kNone, 8, 1, "3d bytes, bulk x8, no barrier, no stores");
+    bulk(row, sms, 1024, kGrid, 8, 0, "3d bytes, one block an SM, bulk x8, grid barrier");
+    bulk(row, 4 * sms, 256, kGrid, 4, 0, "3d bytes, 4 blocks an SM, bulk x4, grid barrier");
+    const long half = row / 2;  // float32's [1, 16777216] cannot stage; a smaller row can
+    bulk(half, 2 * sms, 512, kGrid, 8, 0, "half the bytes, bulk x8, grid barrier");
+    stage(half, 2 * sms, 512, 1, kGrid, false, "half the bytes, cp.async, grid barrier");
+    copy(half, "half");
+    return 0;
+  }
   const long slab = 32L * 1000 * 196 * 2;  // [32, 1000, 14, 14] float16
   const long mb24 = 24L << 20;
   copy(slab, "slab-size");

@@ -19,6 +19,7 @@
 #include "ops/softmax/softmax_cuda.h"
 
 #include <algorithm>
+#include <atomic>
 #include <type_traits>
 
 #include "core/cuda_check.h"
@@ -428,6 +429,15 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   MT_CUDA_CHECK_LAUNCH();
 }
 
+// A tag for one launch's tier-3d partial slots (TaggedPartial): one sequence for every type and
+// direction, since launches of any of them reuse one another's scratch memory, and never 0.
+unsigned next_partials_tag() {
+  static std::atomic<unsigned> launches{0};
+  unsigned tag = 0;
+  while (tag == 0) tag = launches.fetch_add(1, std::memory_order_relaxed) + 1;
+  return tag;
+}
+
 // Tier 3d: `rows` rows over one cooperative grid of two blocks an SM, each row over as many of
 // them as it gets. False when the device cannot launch it (then the split row stands in), or
 // when rows outnumber the blocks.
@@ -455,15 +465,19 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   // The cached copies' L2 lines evict-first, so that L2 keeps the tail for pass 2 (H200 kernel
   // times: [1, 16M] float16 32.5 -> 31.5 us, float32 55.9 -> 55.0; the rest alike).
   static const bool evict_cached = env_int("MT_SOFTMAX_GRID_EVICT_CACHED", 1) != 0;
-  cuda::ScratchBuffer scratch(size_t(rows * chunks) * sizeof(MaxSum<A>));
+  static const bool hold_tail = env_int("MT_SOFTMAX_GRID_HOLD_TAIL", 1) != 0;
+  static const bool tagged = env_int("MT_SOFTMAX_GRID_TAGGED", 1) != 0;
+  const unsigned tag = tagged && kTaggable<T> ? next_partials_tag() : 0;  // 0: the grid barrier
+  // A 16-byte slot a block: a TaggedPartial, or float64's MaxSum.
+  cuda::ScratchBuffer scratch(size_t(rows * chunks) * sizeof(TaggedPartial));
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeCooperative;
   attr.val.cooperative = 1;
   const cudaLaunchConfig_t config = attributed_config(rows * chunks, kGridRowThreads, smem, &attr);
   const cudaError_t err = cudaLaunchKernelEx(
       &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
-      static_cast<T*>(p.out), cols, chunk, chunks, int(cache_packs), vec, evict_cached,
-      scratch.as<MaxSum<A>>());
+      static_cast<T*>(p.out), cols, chunk, chunks, int(cache_packs), vec, evict_cached, hold_tail,
+      tag, scratch.as<MaxSum<A>>());
   if (err == cudaErrorCooperativeLaunchTooLarge) {  // another context holds part of the GPU
     (void)cudaGetLastError();
     return false;

@@ -2,17 +2,20 @@
 // The grid is cooperative (every block resident at once), two blocks an SM, each owning a chunk
 // of a row and caching as much of it as its half of the SM's shared memory holds:
 //   pass 1: the block copies its chunk into the cache (cp.async, all of it in flight at once),
-//           reads what does not fit straight from global memory, and reduces the chunk to a
-//           partial -- the forward's (max, sum of exp), the backward's sum(y * dy) or sum(dy)
-//           -- left in a small workspace;
-//   one grid-wide barrier;
+//           reads what does not fit straight from global memory (the 16- and 32-bit forward
+//           keeps a tail of up to two packs a thread in registers), and reduces the chunk to a
+//           partial -- the forward's (max, sum of exp), the backward's sum(y * dy) or sum(dy) --
+//           left in a small workspace;
+//   the row's blocks meet: float partials in tagged slots that each block reads until they are
+//           all this launch's (TaggedPartial), float64's at one grid-wide barrier;
 //   pass 2: the block folds its row's partials (a few hundred, from L2) and writes its chunk,
-//           from the cache, re-reading only the uncached tail from global memory (L2: it was
-//           read last, and is read back from its end; the cached copies' lines and the output's
-//           go first).
+//           from the cache and the registers, re-reading only a longer tail from global memory
+//           (L2: it was read last, and is read back from its end; the cached copies' lines and
+//           the output's go first).
 // A row that fits the GPU's shared memory thus crosses HBM once in and once out (the split-row
-// tier reads it twice), and [1, 16M] 16-bit rows (32 MB: a few MB past the shared memory) re-read
-// only their tails. Same partials and arithmetic as the split-row tier (split_row_tier.cuh).
+// tier reads it twice), and so do [1, 16M] 16-bit rows (32 MB: a few MB past the shared memory,
+// the rest in registers). Same partials and arithmetic as the split-row tier
+// (split_row_tier.cuh).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -28,6 +31,14 @@
 namespace mt {
 
 constexpr int kGridRowThreads = 512;
+// Tail packs a thread may hold in registers (the forward of 16- and 32-bit types: float64's
+// kernel has no registers to spare under its 64-register cap).
+constexpr int kHeldTail = 2;
+template <typename T, bool Bwd>
+constexpr bool kHoldsTail = !Bwd && sizeof(T) <= 4;
+// Whose partials fit a tagged slot (TaggedPartial): float ones.
+template <typename T>
+constexpr bool kTaggable = sizeof(acc_t<T>) == 4;
 
 // Adds the backward's terms y * dy (log_softmax: dy) of one raw pack of y and dy to `sum`.
 template <bool Log, typename T, int N, typename A>
@@ -74,13 +85,61 @@ __device__ __forceinline__ void grid_row_out(const Pack<T, N>& pa, const Pack<T,
     o[j] = Bwd ? bwd_out<Log, kFast>(o[j], vb[j], row.s) : fwd_out<Log, kFast>(o[j], row.m, coef);
 }
 
+// Float partials need no grid barrier: a slot holds the (max, sum) as two 64-bit words, each a
+// value's bits beside the launch's tag (next_partials_tag: a new number each launch, never 0), so
+// a word read is either this launch's or not, whole. A block publishes its partial, then its
+// threads read their row's slots until both words carry the tag: the row's blocks meet in the
+// fold, with no grid-wide counter and no fence between (nothing else a block writes in pass 1 is
+// read by another). Scratch memory left by an earlier launch holds other tags (one would recur
+// only after 2^32 launches). float64's pairs leave no room for a tag. H200 kernel times, the grid
+// barrier -> tagged slots: [1, 1048576] float16 7.71 -> 6.75-6.88 us, float32 9.05 -> 8.15; [4,
+// 1048576] float16 11.7 -> 9.9, float32 16.7 -> 14.7; backward float16 11.2 -> 10.4.
+struct TaggedPartial {
+  unsigned long long m, s;
+};
+__device__ __forceinline__ void publish_partial(TaggedPartial* slot, MaxSum<float> p,
+                                                unsigned tag) {
+  const unsigned long long hi = static_cast<unsigned long long>(tag) << 32;
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slot),
+               "l"(hi | __float_as_uint(p.m)), "l"(hi | __float_as_uint(p.s))
+               : "memory");
+}
+__device__ __forceinline__ MaxSum<float> await_partial(const TaggedPartial* slot, unsigned tag) {
+  unsigned long long m, s;
+  do {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(m), "=l"(s)
+                 : "l"(slot)
+                 : "memory");
+  } while (unsigned(m >> 32) != tag || unsigned(s >> 32) != tag);
+  return {__uint_as_float(unsigned(m)), __uint_as_float(unsigned(s))};
+}
+// fold_row_partials over tagged slots: each read is repeated until it carries `tag`.
+template <bool Bwd, int kThreads>
+__device__ __forceinline__ MaxSum<float> fold_tagged_partials(const TaggedPartial* slots,
+                                                              int64_t chunks, unsigned tag,
+                                                              MaxSum<float>* scratch,
+                                                              int& parity) {
+  MaxSum<float> st = maxsum_identity<float>();
+  if constexpr (Bwd) st.m = 0;
+  for (int64_t i = int(threadIdx.x); i < chunks; i += kThreads) {
+    const MaxSum<float> q = await_partial(&slots[i], tag);
+    if constexpr (Bwd)
+      st.s += q.s;
+    else
+      st = maxsum_combine(st, q);
+  }
+  return block_reduce_partial<Bwd>(st, scratch, parity);
+}
+
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. Block b owns chunk b % chunks of row
 // b / chunks; its first `cache_packs` packs of each tensor stay in shared memory.
 template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kGridRowThreads, 2)
     softmax_grid_row_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                             int64_t cols, int64_t chunk, int64_t chunks, int cache_packs, bool vec,
-                            bool evict_cached, MaxSum<acc_t<T>>* __restrict__ partials) {
+                            bool evict_cached, bool hold_tail, unsigned tag,
+                            MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
   constexpr bool kFast = sizeof(T) == 2;
@@ -100,6 +159,8 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   const int npk = int((ch.len + N - 1) / N);
   const int kept = npk < cache_packs ? npk : cache_packs;
   const int tid = int(threadIdx.x);
+  const bool held =
+      kHoldsTail<T, Bwd> && hold_tail && npk > kept && npk - kept <= kHeldTail * kGridRowThreads;
   const P zero{};
   // What the elements past the chunk's end read as: -inf for the forward's (max, sum), 0 for the
   // backward's sum, so that no pack needs a test of its own.
@@ -142,6 +203,20 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // evict_cached: L2 drops the cached packs' lines first (they are not read from global memory
   // again), so that it keeps the tail's for pass 2.
   const uint64_t policy = l2_policy(evict_cached ? L2Evict::kFirst : L2Evict::kNormal);
+  // A forward tail of at most kHeldTail packs a thread stays in registers (`held`): loaded ahead
+  // of the copies, reduced after them, written from there, where a longer tail is read again in
+  // pass 2. [1, 16777216] 16-bit leaves 1.5 packs a thread past the cache (H200 kernel times,
+  // float16, re-read -> held: 28.3 -> 25.3 us with tagged partials, 28.9 -> 25.8 with the grid
+  // barrier).
+  const int tail0 = kept + tid;
+  P held_tail[kHeldTail];
+  if (held) {
+#pragma unroll
+    for (int u = 0; u < kHeldTail; ++u) {
+      const int p = tail0 + u * kGridRowThreads;
+      held_tail[u] = load_raw<N>(ra, int64_t(p) * N, p < npk ? ch.len : 0, vec, fill);
+    }
+  }
   if (vec) {
     copy_batches([&](int p) {
       cp_async_hinted(&cache_a[p], ra + int64_t(p) * N, policy);
@@ -168,9 +243,8 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // last, measured slower: [1, 16777216] float16 35.7 -> 36.6 us.)
   constexpr bool kTailFirst = kKeepExp && sizeof(T) == 8;
   MaxSum<A> st = maxsum_identity<A>();
-  const int tail0 = kept + tid;
   P ta = zero, tb = zero;  // the tail's first pack, when last
-  if (!kTailFirst && tail0 < npk) {
+  if (!held && !kTailFirst && tail0 < npk) {
     ta = load_raw<N>(ra, int64_t(tail0) * N, ch.len, vec, fill);
     if constexpr (Bwd) tb = load_raw<N>(rb, int64_t(tail0) * N, ch.len, vec, fill);
   }
@@ -204,7 +278,10 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
     unpack<N>(cached_max, mx);
     st = maxsum_combine(st, MaxSum<A>{tree_reduce(mx, MaxOp()), A(0)});
   }
-  if constexpr (!kTailFirst) {
+  if (held) {
+    const P none[kHeldTail] = {};
+    tail_pack_sums<Log, Bwd>(st, held_tail, none);
+  } else if constexpr (!kTailFirst) {
     if (tail0 < npk) {
       const P first_a[1] = {ta}, first_b[1] = {tb};
       tail_pack_sums<Log, Bwd>(st, first_a, first_b);
@@ -230,11 +307,20 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
     }
   }
   const MaxSum<A> partial = block_reduce_partial<Bwd>(st, scratch, parity);
-  if (tid == 0) partials[blockIdx.x] = partial;
-  cooperative_groups::this_grid().sync();  // orders the partials' stores before the loads below
-
-  const MaxSum<A> row =
-      fold_row_partials<Bwd, kGridRowThreads>(partials + ch.row * chunks, chunks, scratch, parity);
+  MaxSum<A> row;
+  if (kTaggable<T> && tag != 0) {  // the host sends tag 0 for the barrier
+    if constexpr (kTaggable<T>) {  // (the branch is compiled for float partials only)
+      auto* slots = reinterpret_cast<TaggedPartial*>(partials);
+      if (tid == 0) publish_partial(&slots[blockIdx.x], partial, tag);
+      row = fold_tagged_partials<Bwd, kGridRowThreads>(slots + ch.row * chunks, chunks, tag,
+                                                       scratch, parity);
+    }
+  } else {
+    if (tid == 0) partials[blockIdx.x] = partial;
+    cooperative_groups::this_grid().sync();  // orders the partials' stores before the loads
+    row = fold_row_partials<Bwd, kGridRowThreads>(partials + ch.row * chunks, chunks, scratch,
+                                                  parity);
+  }
   const A coef = Bwd ? A(0) : fwd_coef<Log>(row.s, row.m);
   T* ro = out + ch.row * cols + ch.c0;
 
@@ -247,7 +333,16 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // 64-register cap: as built here (40 bytes of spills, 12 in that build) it measured 155 us on
   // [1, 16777216] as before and 90.3 on [64, 152064] (92.6 before).
   constexpr int kRound = U * kGridRowThreads;  // the tail's packs a round of the block's threads
-  const int last_round = npk > kept ? (npk - kept - 1) / kRound : -1;
+  const int last_round = npk > kept && !held ? (npk - kept - 1) / kRound : -1;
+  if (held) {
+#pragma unroll
+    for (int u = 0; u < kHeldTail; ++u) {
+      const int p = tail0 + u * kGridRowThreads;
+      A o[N];
+      grid_row_out<Log, Bwd>(held_tail[u], zero, row, coef, o);
+      if (p < npk) store_pack<N, true>(ro, int64_t(p) * N, ch.len, vec, o);
+    }
+  }
   for (int p0 = kept + tid + last_round * kRound; p0 >= kept; p0 -= kRound) {
     P pa[U], pb[U];
     load_tail(p0, pa, pb);
