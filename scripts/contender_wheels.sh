@@ -15,8 +15,10 @@
 #                                                        # (default all four), into $OUT/sweep_DTYPE/
 # `sweep` races torch, torch.compile, Liger and QuACK (float64: torch and torch.compile, the others
 # refuse it or were left out), on SWEEP_CASES (a cases file; default the package's sweep), and
-# starts no dtype with under 90 s of SWEEP_SECONDS (default 570: one device call) left, so that a
-# call returns what it finished; the next call (the machine still warm) runs the rest.
+# starts no dtype with under 170 s of SWEEP_SECONDS (default 570: one device call) left (a dtype
+# took 130-160 s with torch.compile's cache cold in the sixtieth session's sweep, and a float32 run
+# started with 125 s left was killed unfinished), so that a call returns what it finished; the next
+# call (the machine still warm) runs the rest.
 # Versions as the twenty-eighth session's sweep used them (Python 3.12 wheels).
 set -euo pipefail
 self=$(realpath "$0")
@@ -66,7 +68,7 @@ runpy.run_module("minitensor.bench", run_name="__main__")' "$site_dir" "$@"
     [ "${#dtypes[@]}" -eq 0 ] && dtypes=(float32 float16 bfloat16 float64)
     for dtype in "${dtypes[@]}"; do
       left=$(( ${SWEEP_SECONDS:-570} - ($(date +%s) - start) ))
-      [ "$left" -lt 90 ] && { echo "$dtype: not started, ${left} s left"; continue; }
+      [ "$left" -lt 170 ] && { echo "$dtype: not started, ${left} s left"; continue; }
       compare=torch,compile,liger,quack
       [ "$dtype" = float64 ] && compare=torch,compile
       mkdir -p "$out"
