@@ -115,22 +115,14 @@ __device__ __forceinline__ MaxSum<float> await_partial(const TaggedPartial* slot
   } while (unsigned(m >> 32) != tag || unsigned(s >> 32) != tag);
   return {__uint_as_float(unsigned(m)), __uint_as_float(unsigned(s))};
 }
-// fold_row_partials over tagged slots: each read is repeated until it carries `tag`.
+// fold_partials over tagged slots: each read is repeated until it carries `tag`.
 template <bool Bwd, int kThreads>
 __device__ __forceinline__ MaxSum<float> fold_tagged_partials(const TaggedPartial* slots,
                                                               int64_t chunks, unsigned tag,
                                                               MaxSum<float>* scratch,
                                                               int& parity) {
-  MaxSum<float> st = maxsum_identity<float>();
-  if constexpr (Bwd) st.m = 0;
-  for (int64_t i = int(threadIdx.x); i < chunks; i += kThreads) {
-    const MaxSum<float> q = await_partial(&slots[i], tag);
-    if constexpr (Bwd)
-      st.s += q.s;
-    else
-      st = maxsum_combine(st, q);
-  }
-  return block_reduce_partial<Bwd>(st, scratch, parity);
+  return fold_partials<Bwd, kThreads>(
+      chunks, [&](int64_t i) { return await_partial(&slots[i], tag); }, scratch, parity);
 }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. Block b owns chunk b % chunks of row

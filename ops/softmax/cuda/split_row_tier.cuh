@@ -58,22 +58,31 @@ __device__ __forceinline__ MaxSum<A> block_reduce_partial(MaxSum<A> st, MaxSum<A
 }
 
 // A row's (max, sum), or the backward's sum, from its `chunks` partials, in every thread of the
-// block (of kThreads). Read through L2 (__ldcg): the grid tier's partials were written during
-// the same kernel, by other SMs.
-template <bool Bwd, int kThreads, typename A>
-__device__ __forceinline__ MaxSum<A> fold_row_partials(const MaxSum<A>* partials,
-                                                       int64_t chunks, MaxSum<A>* scratch,
-                                                       int& parity) {
+// block (of kThreads); read(i) gives partial i (the grid tier's tagged slots wait in it).
+template <bool Bwd, int kThreads, typename A, typename Read>
+__device__ __forceinline__ MaxSum<A> fold_partials(int64_t chunks, Read read, MaxSum<A>* scratch,
+                                                   int& parity) {
   MaxSum<A> st = maxsum_identity<A>();
   if constexpr (Bwd) st.m = 0;
   for (int64_t i = int(threadIdx.x); i < chunks; i += kThreads) {
-    const MaxSum<A> q{__ldcg(&partials[i].m), __ldcg(&partials[i].s)};
+    const MaxSum<A> q = read(i);
     if constexpr (Bwd)
       st.s += q.s;
     else
       st = maxsum_combine(st, q);
   }
   return block_reduce_partial<Bwd>(st, scratch, parity);
+}
+
+// fold_partials of plain slots, read through L2 (__ldcg): the partials were written by other SMs
+// (during the same kernel, in the grid tier).
+template <bool Bwd, int kThreads, typename A>
+__device__ __forceinline__ MaxSum<A> fold_row_partials(const MaxSum<A>* partials,
+                                                       int64_t chunks, MaxSum<A>* scratch,
+                                                       int& parity) {
+  return fold_partials<Bwd, kThreads>(
+      chunks, [&](int64_t i) { return MaxSum<A>{__ldcg(&partials[i].m), __ldcg(&partials[i].s)}; },
+      scratch, parity);
 }
 
 // The split row's forward exps, its stats and its output alike: 16-bit's hardware ex2, float64's
