@@ -429,7 +429,10 @@ CUDA_INNER_CASES += [
     # 16-bit forward groups in line-wide tiles over clusters of 2 and 4 blocks (line_pays_16bit)
     ((2, 1024, 128), 1), ((2, 2048, 128), 1),
     # inner 2: narrower than any pack
-    ((3, 150, 2), 1), ((2, 4097, 2), 1)]
+    ((3, 150, 2), 1), ((2, 4097, 2), 1)] + [
+    # axes of 2 steps over more than a round of one-block groups: tier 4a's prefetching kernel
+    # (a last tile past inner; 16 columns, whose blocks lay their steps over 8-16 threads)
+    ((1100, 2, 1024), 1), ((64, 2, 20000), 1), ((6000, 2, 16), 1)]
 
 
 def cuda_check(shape, dim, log, dtype, rng, view=None):
@@ -532,7 +535,7 @@ def test_cuda_backward_rereading_dy_under_override():
 SPECIAL_VALUE_ROW_SHAPES = [(4096, 128), (300, 4096), (300, 8192), (300, 32768), (40, 65536),
                             (20, 151936), (16, 262144), (100, 40008), (3, 2**20 + 3)]
 SPECIAL_VALUE_INNER_SHAPES = [(2, 300, 136), (3, 1000, 196), (1, 4096, 64), (2, 9000, 40),
-                              (4, 64, 4096), (2, 21, 3136)]
+                              (4, 64, 4096), (2, 21, 3136), (1100, 2, 1024)]
 
 
 @pytest.mark.cuda
@@ -587,7 +590,8 @@ def test_cuda_inner_dims_with_nan(shape, log, dtype, rng):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("log", OPS)
-@pytest.mark.parametrize("shape", SPECIAL_VALUE_INNER_SHAPES[:4], ids=str)
+@pytest.mark.parametrize("shape", SPECIAL_VALUE_INNER_SHAPES[:4] + SPECIAL_VALUE_INNER_SHAPES[-1:],
+                         ids=str)
 def test_cuda_inner_dims_with_minus_infinity_parts(shape, log, dtype, rng):
     """Softmax over dim 1 with -inf over the first 60% of the axis, so that whole threads, blocks
     and blocks of a cluster see only -inf, and one column that is -inf throughout (NaN)."""
@@ -778,6 +782,14 @@ LONG_ROW_CASES = [((1, 262145), 1), ((3, 2**20 + 3), 1), ((2, 2**20), 1), ((5, 3
 def test_cuda_long_rows(case, log, dtype, rng):
     shape, dim = case
     cuda_check_both_ways(shape, dim, log, dtype, rng)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_COLUMN_PREFETCH=1", "MT_SOFTMAX_COLUMN_PREFETCH=0"])
+def test_cuda_inner_under_prefetch_overrides(setting):
+    """The inner-dim cases with tier 4a's prefetching kernel wherever it can run (the forward's
+    axes of 2 steps, a block a group: within a round of blocks too), and with none."""
+    rerun_under_override(setting, "(test_cuda_tiers and inner) or inner_dims_with")
 
 
 # A 16-bit row a little longer than the GPU's shared memory holds: tier 3d keeps each block's

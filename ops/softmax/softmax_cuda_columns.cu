@@ -99,6 +99,41 @@ bool launch_column_groups(void (*kernel)(Params...), const Ptrs& p, SoftmaxShape
   return true;
 }
 
+// Tier 4a's forward of two-pack groups (axes of 2 steps) a block each, in 16-byte packs, through
+// the prefetching kernel (softmax_column_prefetch_kernel) where the groups outnumber the plain
+// kernel's blocks that fit at once; false otherwise. H200 kernel times, two rounds, plain ->
+// prefetching: [16, 2, 512, 512] float16 12.26 / 12.13 -> 10.85 / 10.82 us, bfloat16 12.32 ->
+// 10.98, float32 21.86 / 21.66 -> 19.65 / 19.65; [1100, 2, 1024] float16 4.99 / 4.96 -> 4.54 /
+// 4.58, float32 7.78 / 7.71 -> 6.69 / 6.66. Not four packs, whose plain kernel already has four
+// loads in flight a thread: [32, 4, 256, 256] float16 11.26 / 11.23 -> 11.42 / 11.43, [64, 3, 224,
+// 224] bfloat16 12.80 -> 13.22, [96, 3, 20000] 8.90 -> 9.25, float32 alike or 1-3% slower (nor
+// more blocks an SM there: at 51 or 40 registers [32, 4, 256, 256] float16 took 12.1 / 13.4).
+// MT_SOFTMAX_COLUMN_PREFETCH=0/1 forces it off / on (for every two-step group a block).
+template <typename T, int N, int R, bool Log>
+bool launch_column_prefetch(const Ptrs& p, SoftmaxShape s, int64_t tiles, const ColumnPlan& plan) {
+  static const int forced = env_int("MT_SOFTMAX_COLUMN_PREFETCH", -1);
+  const int64_t groups = s.outer * tiles;
+  const int threads = int(plan.tx * plan.ty);
+  const DeviceInfo& dev = device_info();
+  if (forced == 0 || plan.cs != 1 || groups >= (int64_t(1) << 31)) return false;
+  if (forced < 0) {
+    const int64_t plain_fit =
+        int64_t(blocks_per_sm(softmax_column_kernel<T, N, R, Log, false>, threads, 0)) *
+        dev.sm_count;
+    if (groups <= plain_fit) return false;
+  }
+  auto kernel = softmax_column_prefetch_kernel<T, N, R, Log>;
+  const int64_t smem = 2 * R * int64_t(threads) * int64_t(sizeof(Pack<T, N>));
+  allow_dynamic_smem(kernel, smem);
+  const int64_t fit = int64_t(blocks_per_sm(kernel, threads, smem)) * dev.sm_count;
+  const int tx_log2 = log2_exact(int(plan.tx));
+  kernel<<<unsigned(std::min(groups, fit)), threads, smem>>>(
+      static_cast<const T*>(p.a), static_cast<T*>(p.out), s.axis, s.inner,
+      FastDivisor{uint32_t(tiles)}, tx_log2, unsigned(groups));
+  MT_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
 // Tier 4a with packs of N elements: false when the axis needs more than a cluster (or clusters
 // cannot run here).
 template <typename T, int N, bool Log, bool Bwd>
@@ -107,6 +142,8 @@ bool launch_column_tier(const Ptrs& p, SoftmaxShape s, const ColumnPlan& plan) {
   const int64_t tiles = ceil_div(ceil_div(s.inner, N), plan.tx);
   auto run = [&](auto packs_c) {
     constexpr int R = decltype(packs_c)::value;
+    if constexpr (!Bwd && N == pack_size<T>() && R == 2)
+      if (launch_column_prefetch<T, N, R, Log>(p, s, tiles, plan)) return true;
     return launch_column_groups<T>(softmax_column_kernel<T, N, R, Log, Bwd>, p, s, tiles, plan.tx,
                                    plan.cs, int(plan.tx * plan.ty),
                                    column_inbox_bytes<T, N, Bwd>(plan.cs, plan.tx));

@@ -259,58 +259,17 @@ __device__ __forceinline__ ColumnBlock column_block(FastDivisor tiles, FastDivis
   return {blocks.divisor, rank, slab, tile};
 }
 
-// a: x (forward) or y (backward); b: dy (backward). Packs of N elements: N divides inner and every
-// pointer is aligned to a pack (the host picks N), so a pack is wholly inside the tensor or wholly
-// past its end, and every access is one load or store (element-wise fallbacks for partial packs
-// cost ptxas a register per element in flight: 128 registers a thread in 16-bit). `tiles` tiles
-// of TX packs cover inner; block b works on group b / cs, segment b % cs (cs = 1 outside
-// clusters). Registers: 64 a thread (four blocks an SM), 80 in the 16-bit forward past 4 packs
-// (three: its conversions spilled ~100 bytes a thread at 64; column_kernel_min_blocks).
-template <typename T, int N, int R, bool Log, bool Bwd>
-__global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T, R, Bwd>())
-    softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                          int64_t axis, int64_t inner, FastDivisor tiles, int tx_log2,
-                          FastDivisor blocks) {
-  using A = acc_t<T>;
-  // column_allreduce's scratch for a whole block (one row of TX per warp or per ty); the
-  // cluster's mbarriers (its inboxes are the dynamic shared memory).
-  __shared__ __align__(16) A scratch[kColumnMaxThreads * N];
-  __shared__ uint64_t landed[2];
-  const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
-  const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
-  const auto [cs, rank, slab, tile] = column_block(tiles, blocks);
-  const int64_t first = int64_t(rank) * TY * R + ty;  // this thread's first step
-  const int64_t col = (int64_t(tile) * TX + tx) * N;
-  const int64_t base = int64_t(slab) * axis * inner;
-  if (cs > 1) cluster_mbarriers_init(landed);
-
+// Tier 4a's work on a group once a thread's packs are in registers (v; backward: d too): the
+// column reductions over the block (scratch) and the cluster of cs blocks, then the output of the
+// thread's `live` steps, its first pack at element `offset` of `out`, the rest `stride` packs apart.
+template <typename T, int N, int R, bool Log, bool Bwd, typename A>
+__device__ __forceinline__ void column_group_finish(PackWords<T, N> (&v)[R],
+                                                    PackWords<T, N> (&d)[Bwd ? R : 1], int live,
+                                                    int TY, T* out, int64_t offset, int64_t stride,
+                                                    A* scratch, uint64_t (&landed)[2], unsigned cs,
+                                                    int tx_log2) {
   using P = Pack<T, N>;
-  using W = PackWords<T, N>;  // packs held as words (see PackWords)
-  // Steps past the axis read as -inf (forward) or 0 (backward).
-  const W fill_words = splat_words<T, N>(Bwd ? T(0.0f) : T(-INFINITY));
-  // Pack r of this thread is r * stride packs past element `offset` of each tensor (addressed in
-  // packs: in elements, the float32 and float64 kernels of 8 packs spilled 8-16 bytes).
-  const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner / N;
-  // Steps of this thread inside the axis, at most its R * TY (none for a pack past inner).
-  const int live = col < inner ? int(std::clamp<int64_t>(axis - first, 0, int64_t(R) * TY)) : 0;
-  // Loads ask L2 for the 256 bytes around them, as tier 4b's copies do (column_staged_tier.cuh).
-  W v[R];
-  [[maybe_unused]] W d[Bwd ? R : 1];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    v[r] = fill_words;
-    if constexpr (Bwd) d[r] = fill_words;
-    if (r * TY < live) {
-      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset) + r * stride);
-      if constexpr (Bwd)
-        d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset) + r * stride);
-    }
-    // Opaque from here on: nvcc otherwise splits the words into 16-bit pieces at the branch's
-    // merge (one PRMT each, and 8-24 bytes of spill at 80 registers).
-    forget_words(v[r]);
-    if constexpr (Bwd) forget_words(d[r]);
-  }
-
+  using W = PackWords<T, N>;
   // Per column; the N columns of a thread are independent chains.
   A coef[N];
   [[maybe_unused]] A m[N];  // forward: the column maxima, then the shifts (column_shifts)
@@ -377,6 +336,130 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
       }
     }
   });
+}
+
+// a: x (forward) or y (backward); b: dy (backward). Packs of N elements: N divides inner and every
+// pointer is aligned to a pack (the host picks N), so a pack is wholly inside the tensor or wholly
+// past its end, and every access is one load or store (element-wise fallbacks for partial packs
+// cost ptxas a register per element in flight: 128 registers a thread in 16-bit). `tiles` tiles
+// of TX packs cover inner; block b works on group b / cs, segment b % cs (cs = 1 outside
+// clusters). Registers: 64 a thread (four blocks an SM), 80 in the 16-bit forward past 4 packs
+// (three: its conversions spilled ~100 bytes a thread at 64; column_kernel_min_blocks).
+template <typename T, int N, int R, bool Log, bool Bwd>
+__global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T, R, Bwd>())
+    softmax_column_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                          int64_t axis, int64_t inner, FastDivisor tiles, int tx_log2,
+                          FastDivisor blocks) {
+  using A = acc_t<T>;
+  // column_allreduce's scratch for a whole block (one row of TX per warp or per ty); the
+  // cluster's mbarriers (its inboxes are the dynamic shared memory).
+  __shared__ __align__(16) A scratch[kColumnMaxThreads * N];
+  __shared__ uint64_t landed[2];
+  const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
+  const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
+  const auto [cs, rank, slab, tile] = column_block(tiles, blocks);
+  const int64_t first = int64_t(rank) * TY * R + ty;  // this thread's first step
+  const int64_t col = (int64_t(tile) * TX + tx) * N;
+  const int64_t base = int64_t(slab) * axis * inner;
+  if (cs > 1) cluster_mbarriers_init(landed);
+
+  using P = Pack<T, N>;
+  using W = PackWords<T, N>;  // packs held as words (see PackWords)
+  // Steps past the axis read as -inf (forward) or 0 (backward).
+  const W fill_words = splat_words<T, N>(Bwd ? T(0.0f) : T(-INFINITY));
+  // Pack r of this thread is r * stride packs past element `offset` of each tensor (addressed in
+  // packs: in elements, the float32 and float64 kernels of 8 packs spilled 8-16 bytes).
+  const int64_t offset = base + first * inner + col, stride = int64_t(TY) * inner / N;
+  // Steps of this thread inside the axis, at most its R * TY (none for a pack past inner).
+  const int live = col < inner ? int(std::clamp<int64_t>(axis - first, 0, int64_t(R) * TY)) : 0;
+  // Loads ask L2 for the 256 bytes around them, as tier 4b's copies do (column_staged_tier.cuh).
+  W v[R];
+  [[maybe_unused]] W d[Bwd ? R : 1];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    v[r] = fill_words;
+    if constexpr (Bwd) d[r] = fill_words;
+    if (r * TY < live) {
+      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset) + r * stride);
+      if constexpr (Bwd)
+        d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset) + r * stride);
+    }
+    // Opaque from here on: nvcc otherwise splits the words into 16-bit pieces at the branch's
+    // merge (one PRMT each, and 8-24 bytes of spill at 80 registers).
+    forget_words(v[r]);
+    if constexpr (Bwd) forget_words(d[r]);
+  }
+
+  column_group_finish<T, N, R, Log, Bwd>(v, d, live, TY, out, offset, stride, scratch, landed, cs,
+                                         tx_log2);
+}
+
+
+// Tier 4a's one-block groups (cs = 1) over more than a round of blocks, forward (the host takes
+// it for groups of R = 2 packs a thread: launch_column_prefetch): a grid of resident blocks, each
+// looping over groups, whose threads copy their packs of the block's next group into shared
+// memory (cp.async, two stages) before working on this one, so that a block's loads stay in
+// flight through its reductions and stores, where the plain kernel's blocks load, then reduce,
+// then store, and a second round waits to be launched. A thread reads back only the slots it
+// filled, so the stages need no barrier.
+template <typename T, int N, int R, bool Log>
+__global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T, R, false>())
+    softmax_column_prefetch_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t axis,
+                                   int64_t inner, FastDivisor tiles, int tx_log2,
+                                   unsigned groups) {
+  using A = acc_t<T>;
+  using P = Pack<T, N>;
+  using W = PackWords<T, N>;
+  static_assert(sizeof(P) == 16, "16-byte packs only");
+  __shared__ __align__(16) A scratch[kColumnMaxThreads * N];
+  __shared__ uint64_t landed[2];  // (unused: no cluster)
+  extern __shared__ __align__(kCopyLineBytes) unsigned char column_inboxes[];  // the stages
+  const int TX = 1 << tx_log2, TY = int(blockDim.x) >> tx_log2;
+  const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
+  const int64_t stride = int64_t(TY) * inner / N;
+  // Slot (stage, r) of this thread: [stage][r][thread] packs.
+  const unsigned slots = shared_address(column_inboxes) + threadIdx.x * unsigned(sizeof(P));
+  const unsigned slot_step = blockDim.x * unsigned(sizeof(P));
+  // Group g: this thread's first pack and its steps inside the axis (at most R * TY).
+  const auto place = [&](unsigned g, int64_t& offset, int& live) {
+    const unsigned slab = tiles.quotient(g), tile = tiles.remainder(g, slab);
+    const int64_t col = (int64_t(tile) * TX + tx) * N;
+    offset = int64_t(slab) * axis * inner + int64_t(ty) * inner + col;
+    live = col < inner ? int(std::clamp<int64_t>(axis - ty, 0, int64_t(R) * TY)) : 0;
+  };
+  // The copies of group g into stage `stage`, one batch (empty past the last group).
+  const auto copy_group = [&](unsigned g, int stage) {
+    if (g < groups) {
+      int64_t offset;
+      int live;
+      place(g, offset, live);
+      const P* src = reinterpret_cast<const P*>(x + offset);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (r * TY < live)
+          cp_async_to<16, true>(slots + (stage * R + r) * slot_step, src + r * stride);
+    }
+    cp_async_commit();
+  };
+  const W fill_words = splat_words<T, N>(T(-INFINITY));
+  int stage = 0;
+  copy_group(blockIdx.x, 0);
+  for (unsigned g = blockIdx.x; g < groups; g += gridDim.x, stage ^= 1) {
+    copy_group(g + gridDim.x, stage ^ 1);
+    cp_async_wait(1);
+    int64_t offset;
+    int live;
+    place(g, offset, live);
+    W v[R], none[1];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      v[r] = r * TY < live ? as_words(reload_shared<T, N>(slots + (stage * R + r) * slot_step))
+                           : fill_words;
+      forget_words(v[r]);
+    }
+    column_group_finish<T, N, R, Log, false>(v, none, live, TY, out, offset, stride, scratch, landed,
+                                             1u, tx_log2);
+  }
 }
 
 }  // namespace mt
