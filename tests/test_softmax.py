@@ -431,7 +431,8 @@ CUDA_INNER_CASES += [
     # inner 2: narrower than any pack
     ((3, 150, 2), 1), ((2, 4097, 2), 1)] + [
     # axes of 2 steps over more than a round of one-block groups: tier 4a's prefetching kernel
-    # (a last tile past inner; 16 columns, whose blocks lay their steps over 8-16 threads)
+    # (a last tile past inner; 16 columns, whose blocks lay the axis over 8-16 threads that fold
+    # through shared memory)
     ((1100, 2, 1024), 1), ((64, 2, 20000), 1), ((6000, 2, 16), 1)]
 
 

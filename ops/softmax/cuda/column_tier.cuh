@@ -394,7 +394,6 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
                                          tx_log2);
 }
 
-
 // Tier 4a's one-block groups (cs = 1) over more than a round of blocks, forward (the host takes
 // it for groups of R = 2 packs a thread: launch_column_prefetch): a grid of resident blocks, each
 // looping over groups, whose threads copy their packs of the block's next group into shared
