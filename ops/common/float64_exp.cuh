@@ -25,9 +25,11 @@
 // clusters of rows [2048, 32768] 326 -> 305 us, [4096, 32000] 637 -> 594, [8192, 50304] 2,433 ->
 // 2,054; tier 3c's split row [2048, 151936] 2,178 -> 2,052; tier 4a [8, 150, 128, 128] 86.4 ->
 // 82.8, [64, 128, 56, 56] 109.1 -> 102.5. It lost in tier 2's block a row ([1024, 4096] 20.6 ->
-// 23.6, with fewer instructions and fewer registers, 42 -> 34: why is not known), tier 3d's grid
-// ([64, 152064] 69.2 -> 76.0), tier 1's lanes ([524288, 128] 257 -> 263) and tier 4b ([32, 1000,
-// 14, 14] 36.3 -> 38.0; [4096, 4096] over dim 0 tied). Not measured: tiers 2b, 3b, 4c and 4.
+// 23.6, with fewer instructions and fewer registers, 42 -> 34: why is not known), tier 1's lanes
+// ([524288, 128] 257 -> 263) and tier 4b ([32, 1000, 14, 14] 36.3 -> 38.0; [4096, 4096] over dim 0
+// tied). Not measured: tiers 2b, 3b, 4c and 4. Tier 3d's grid takes it in pass 1 only (softmax [1,
+// 16777216] 117.2 -> 114.0 us, [64, 152064] 69.3 -> 67.5, log_softmax 115.4 -> 106.0 and 67.3 ->
+// 61.7); softmax's output pass on it as well lost (117.2 -> 119.9).
 // The row tiers' (max, sum) folds and rescale (tiers 1-3a) take it in every float64 forward: three
 // exps a thread a row, each exp()'s ~45 instructions and a branch (H200, two rounds: [2048, 32768]
 // 289.2 -> 285.9 us, [4096, 32000] 561.8 -> 554.6, [8192, 50304] 1,944 -> 1,922, [32, 64, 512,

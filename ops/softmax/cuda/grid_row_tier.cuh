@@ -39,6 +39,11 @@ constexpr bool kHoldsTail = !Bwd && sizeof(T) <= 4;
 // Whose partials fit a tagged slot (TaggedPartial): float ones.
 template <typename T>
 constexpr bool kTaggable = sizeof(acc_t<T>) == 4;
+// Pass 1's exps (the tail's online sums, the cached packs' exps): 16-bit's hardware ex2 and
+// float64's exp_nonpositive; float32 keeps the accurate expf, float64's output pass exp()
+// (float64_exp.cuh has the times of both).
+template <typename T>
+constexpr bool kGridSumsFastExp = sizeof(T) != 4;
 
 // Adds the backward's terms y * dy (log_softmax: dy) of one raw pack of y and dy to `sum`.
 template <bool Log, typename T, int N, typename A>
@@ -68,7 +73,7 @@ __device__ __forceinline__ void tail_pack_sums(MaxSum<A>& st, const Pack<T, N> (
 #pragma unroll
       for (int j = 0; j < N; ++j) x[u * N + j] = v[j];
     }
-    maxsum_push<sizeof(T) == 2>(st, x);
+    maxsum_push<kGridSumsFastExp<T>>(st, x);
   }
 }
 
@@ -135,7 +140,6 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
                             MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
-  constexpr bool kFast = sizeof(T) == 2;
   // float32 and float64 softmax write exp(x - m) over their cached x, so that pass 2 does not
   // take the accurate exp again (as the staged row tier does); 16-bit types cannot hold it
   // without a second rounding, and their exp is two instructions.
@@ -286,7 +290,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   const A m_t = st.m;
   if constexpr (!Bwd) {
     if (m_t != A(-INFINITY)) {
-      const ShiftedExp<kFast, A> ex(m_t);
+      const ShiftedExp<kGridSumsFastExp<T>, A> ex(m_t);
       A s = st.s;  // the tail's, under m_t
       for (int p = tid; p < kept; p += kGridRowThreads) {
         A x[N];
