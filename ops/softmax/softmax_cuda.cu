@@ -438,6 +438,28 @@ unsigned next_partials_tag() {
   return tag;
 }
 
+// Tier 3d's packs of each tensor a block caches: half an SM's shared memory (the SM's total is
+// the per-block opt-in limit plus the 1 KB it reserves for each block), less that KB and one for
+// the kernel's static scratch. MT_SOFTMAX_GRID_CACHE_PACKS caps it (tests reach the uncached
+// tail with it).
+template <bool Bwd>
+int64_t grid_row_cache_packs() {
+  static const int64_t cache_cap = env_int("MT_SOFTMAX_GRID_CACHE_PACKS", INT32_MAX);
+  return std::clamp<int64_t>(
+      ((device_info().smem_per_block_optin + 1024) / 2 - 2048) / (16 * (Bwd ? 2 : 1)), 1,
+      cache_cap);
+}
+
+// Whether tier 3d's blocks (two an SM) would hold `rows` rows whole: in their caches and, where
+// the type keeps them (kHoldsTail), the tails held in registers.
+template <typename T, bool Bwd>
+bool grid_rows_held(int64_t rows, int64_t cols) {
+  const int64_t row_blocks = 2 * int64_t(device_info().sm_count) / rows;
+  const int64_t held = kHoldsTail<T, Bwd> ? int64_t(kHeldTail) * kGridRowThreads : 0;
+  return row_blocks > 0 && ceil_div(ceil_div(cols, int64_t(pack_size<T>())), row_blocks) <=
+                               grid_row_cache_packs<Bwd>() + held;
+}
+
 // Tier 3d: `rows` rows over one cooperative grid of two blocks an SM, each row over as many of
 // them as it gets. False when the device cannot launch it (then the split row stands in), or
 // when rows outnumber the blocks.
@@ -448,12 +470,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   const DeviceInfo& dev = device_info();
   if (!dev.cooperative) return false;
   auto kernel = softmax_grid_row_kernel<T, Log, Bwd>;
-  // Half an SM's shared memory a block (the SM's total is the per-block opt-in limit plus the 1
-  // KB it reserves for each block), less that KB and one for the kernel's static scratch.
-  // MT_SOFTMAX_GRID_CACHE_PACKS caps it (tests reach the uncached tail with it).
-  static const int64_t cache_cap = env_int("MT_SOFTMAX_GRID_CACHE_PACKS", INT32_MAX);
-  const int64_t cache_packs = std::clamp<int64_t>(
-      ((dev.smem_per_block_optin + 1024) / 2 - 2048) / (16 * kTensors), 1, cache_cap);
+  const int64_t cache_packs = grid_row_cache_packs<Bwd>();
   const int64_t smem = cache_packs * 16 * kTensors;
   allow_dynamic_smem(kernel, smem);
   const int64_t resident = int64_t(blocks_per_sm(kernel, kGridRowThreads, smem)) * dev.sm_count;
@@ -904,6 +921,25 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     const WideRowClusters w =
         wide_row_clusters<T, Log, Bwd>(npk, kWide, max_threads, big_threads);
     if (wide) cs = few_rows_cs(w.blocks);
+    // But 8 to 32 float32 forward rows of 200K floats or more go to tier 3d where their clusters
+    // would take blocks of 1024 threads or would not all fit at once, and tier 3d's shared memory
+    // and held tails take the rows whole. H200 kernel times, two rounds, clusters -> tier 3d
+    // (narrow 1024-thread blocks: [8, 262144] 13.0 -> 9.6 us; wide ones, [8, 524288] 19.9 ->
+    // 14.5; more clusters than fit: [16, 262144] 15.6 -> 14.4, [24, 262144] 20.0 -> 18.4, [32,
+    // 262144] 26.0 -> 24.3, [32, 200000] 21.1 -> 20.2; log_softmax alike). Where the clusters all
+    // fit in smaller blocks they stay ([12, 262144] 11.4 against 12.1; [24, 131072] 10.9 against
+    // 12.1, [8, 131072] 6.4 against 7.7), as do rows with an uncached tail ([64, 152064] 23.9
+    // against 27.6).
+    if constexpr (sizeof(T) == 4 && !Bwd) {
+      const int threads = wide ? row_block_threads<T, kWide>(cols, cs)
+                               : row_block_threads<T, kNarrow>(cols, cs);
+      const bool clusters_fit =
+          !wide || cluster_rows_fit<T, kWide, Log, Bwd>(rows, cols, cs);
+      if (grid_rows < 0 && rows >= 8 && rows <= 32 && cols >= 200000 &&
+          (threads >= kRowTierMaxThreads || !clusters_fit) &&
+          grid_rows_held<T, Bwd>(rows, cols) && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols))
+        return;
+    }
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
       return;
