@@ -527,6 +527,16 @@ bool cluster_rows_fit(int64_t rows, int64_t cols, int64_t cs) {
   return rows * cs <= int64_t(fit) * device_info().sm_count;
 }
 
+// Whether those clusters are all resident at once by the cluster occupancy query, which also
+// places each cluster's blocks within one GPC (cluster_rows_fit counts blocks an SM only).
+template <typename T, int PACKS, bool Log, bool Bwd>
+bool cluster_rows_active(int64_t rows, int64_t cols, int64_t cs) {
+  const int threads = row_block_threads<T, PACKS>(cols, cs);
+  if (threads > kRowTierMaxThreads || cs > kMaxClusterBlocks) return false;
+  auto kernel = softmax_staged_row_kernel<T, PACKS, Log, Bwd, RowGroup::kCluster>;
+  return rows <= active_clusters(kernel, int(cs), threads, row_ring_bytes<Bwd>(1, threads, PACKS));
+}
+
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
 // (MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 forces it off/on): as many clusters as fit at once, looping
 // over rows with a ring of several stages; else a cluster a row with one stage (the scheduler
@@ -922,19 +932,20 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
         wide_row_clusters<T, Log, Bwd>(npk, kWide, max_threads, big_threads);
     if (wide) cs = few_rows_cs(w.blocks);
     // But 8 to 32 float32 forward rows of 200K floats or more go to tier 3d where their clusters
-    // would take blocks of 1024 threads or would not all fit at once, and tier 3d's shared memory
-    // and held tails take the rows whole. H200 kernel times, two rounds, clusters -> tier 3d
-    // (narrow 1024-thread blocks: [8, 262144] 13.0 -> 9.6 us; wide ones, [8, 524288] 19.9 ->
-    // 14.5; more clusters than fit: [16, 262144] 15.6 -> 14.4, [24, 262144] 20.0 -> 18.4, [32,
-    // 262144] 26.0 -> 24.3, [32, 200000] 21.1 -> 20.2; log_softmax alike). Where the clusters all
-    // fit in smaller blocks they stay ([12, 262144] 11.4 against 12.1; [24, 131072] 10.9 against
-    // 12.1, [8, 131072] 6.4 against 7.7), as do rows with an uncached tail ([64, 152064] 23.9
-    // against 27.6).
+    // would take blocks of 1024 threads or would not all be resident at once, and tier 3d's
+    // shared memory and held tails take the rows whole. H200 kernel times, two rounds, clusters
+    // -> tier 3d (narrow 1024-thread blocks: [8, 262144] 13.0 -> 9.6 us; wide ones, [8, 524288]
+    // 19.9 -> 14.5; more clusters than fit: [24, 262144] 20.0 -> 18.4, [32, 262144] 26.0 -> 24.3,
+    // [32, 200000] 21.1 -> 20.2, [20, 400000] 27.7 -> 24.4; [16, 262144] 15.6 -> 14.4, whose 16
+    // clusters of 16 fit by blocks an SM, not by the cluster query; log_softmax alike). Where the
+    // clusters all fit in smaller blocks they stay ([12, 262144] 11.4 against 12.1; [24, 131072]
+    // 10.9 against 12.1, [8, 131072] 6.4 against 7.7), as do rows with an uncached tail ([64,
+    // 152064] 23.9 against 27.6).
     if constexpr (sizeof(T) == 4 && !Bwd) {
       const int threads = wide ? row_block_threads<T, kWide>(cols, cs)
                                : row_block_threads<T, kNarrow>(cols, cs);
-      const bool clusters_fit =
-          !wide || cluster_rows_fit<T, kWide, Log, Bwd>(rows, cols, cs);
+      const bool clusters_fit = wide ? cluster_rows_active<T, kWide, Log, Bwd>(rows, cols, cs)
+                                     : cluster_rows_active<T, kNarrow, Log, Bwd>(rows, cols, cs);
       if (grid_rows < 0 && rows >= 8 && rows <= 32 && cols >= 200000 &&
           (threads >= kRowTierMaxThreads || !clusters_fit) &&
           grid_rows_held<T, Bwd>(rows, cols) && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols))
