@@ -942,14 +942,16 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 10.9 against 12.1, [8, 131072] 6.4 against 7.7), as do rows with an uncached tail ([64,
     // 152064] 23.9 against 27.6).
     if constexpr (sizeof(T) == 4 && !Bwd) {
-      const int threads = wide ? row_block_threads<T, kWide>(cols, cs)
-                               : row_block_threads<T, kNarrow>(cols, cs);
-      const bool clusters_fit = wide ? cluster_rows_active<T, kWide, Log, Bwd>(rows, cols, cs)
-                                     : cluster_rows_active<T, kNarrow, Log, Bwd>(rows, cols, cs);
-      if (grid_rows < 0 && rows >= 8 && rows <= 32 && cols >= 200000 &&
-          (threads >= kRowTierMaxThreads || !clusters_fit) &&
-          grid_rows_held<T, Bwd>(rows, cols) && launch_grid_row_tier<T, Log, Bwd>(p, rows, cols))
-        return;
+      if (grid_rows < 0 && dev.clusters && rows >= 8 && rows <= 32 && cols >= 200000 &&
+          grid_rows_held<T, Bwd>(rows, cols)) {
+        const int threads = wide ? row_block_threads<T, kWide>(cols, cs)
+                                 : row_block_threads<T, kNarrow>(cols, cs);
+        const bool clusters_fit = wide ? cluster_rows_active<T, kWide, Log, Bwd>(rows, cols, cs)
+                                       : cluster_rows_active<T, kNarrow, Log, Bwd>(rows, cols, cs);
+        if ((threads >= kRowTierMaxThreads || !clusters_fit) &&
+            launch_grid_row_tier<T, Log, Bwd>(p, rows, cols))
+          return;
+      }
     }
     if (wide ? launch_block_or_cluster<T, kWide, Log, Bwd>(p, rows, cols, cs, vec, w.persistent)
              : launch_block_or_cluster<T, kNarrow, Log, Bwd>(p, rows, cols, cs, vec))
