@@ -770,9 +770,9 @@ def test_cuda_columns_near_the_largest_float(shape, dtype, rng):
 
 
 # Few rows too long for a cluster: the whole-GPU tier (3d), one row over every SM or several rows
-# sharing them, aligned and misaligned (and float32's 8-32 rows of 200K or more, which take it in
-# place of clusters of 1024-thread blocks); also run below under the overrides that reach its
-# other paths and the split-row tier standing in for it.
+# sharing them, aligned and misaligned (float32's [8, 262144] takes it in place of clusters of
+# 1024-thread blocks; [9, 200003] is such rows misaligned); also run below under the overrides
+# that reach its other paths and the split-row tier standing in for it.
 LONG_ROW_CASES = [((1, 262145), 1), ((3, 2**20 + 3), 1), ((2, 2**20), 1), ((5, 300001), 1),
                   ((524288,), 0), ((130, 9000), 1), ((200, 4104), 1), ((8, 262144), 1),
                   ((9, 200003), 1)]
