@@ -39,11 +39,6 @@ constexpr bool kHoldsTail = !Bwd && sizeof(T) <= 4;
 // Whose partials fit a tagged slot (TaggedPartial): float ones.
 template <typename T>
 constexpr bool kTaggable = sizeof(acc_t<T>) == 4;
-// Pass 1's exps (the tail's online sums, the cached packs' exps): 16-bit's hardware ex2 and
-// float64's exp_nonpositive; float32 keeps the accurate expf, float64's output pass exp()
-// (float64_exp.cuh has the times of both).
-template <typename T>
-constexpr bool kGridSumsFastExp = sizeof(T) != 4;
 
 // Adds the backward's terms y * dy (log_softmax: dy) of one raw pack of y and dy to `sum`.
 template <bool Log, typename T, int N, typename A>
@@ -73,7 +68,7 @@ __device__ __forceinline__ void tail_pack_sums(MaxSum<A>& st, const Pack<T, N> (
 #pragma unroll
       for (int j = 0; j < N; ++j) x[u * N + j] = v[j];
     }
-    maxsum_push<kGridSumsFastExp<T>>(st, x);
+    maxsum_push<split_row_fast_exp<T>()>(st, x);
   }
 }
 
@@ -290,7 +285,9 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   const A m_t = st.m;
   if constexpr (!Bwd) {
     if (m_t != A(-INFINITY)) {
-      const ShiftedExp<kGridSumsFastExp<T>, A> ex(m_t);
+      // Pass 1's exps are the split row's stats' (split_row_fast_exp: float64's exp_nonpositive
+      // too); float64's output pass keeps exp() (float64_exp.cuh has the times of both).
+      const ShiftedExp<split_row_fast_exp<T>(), A> ex(m_t);
       A s = st.s;  // the tail's, under m_t
       for (int p = tid; p < kept; p += kGridRowThreads) {
         A x[N];
