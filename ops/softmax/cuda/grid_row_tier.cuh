@@ -158,8 +158,12 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // backward's sum, so that no pack needs a test of its own.
   const T fill(Bwd ? 0.0f : -INFINITY);
   // Uncached packs of each tensor a thread loads before using them: the block tier's budget (at 4
-  // the backward's 16-bit kernel spilled ~400 bytes under the 64-register cap).
-  constexpr int U = block_tier_unroll<Bwd>();
+  // the backward's 16-bit kernel spilled ~400 bytes under the 64-register cap), but two in the
+  // 16-bit forward: at 4 it spilled 20 bytes, at 2 none (H200 kernel times, two rounds, float16 /
+  // bfloat16: [1, 16777216] 25.3 -> 24.5-24.7 us, [2, 8388608] 24.8 -> 24.1, [4, 16777216] 117.5
+  // / 119.0 -> 115.3 / 116.3; [1, 1048576] and [4, 1048576] within 1%). float64's forward at 2
+  // spilled 36 bytes (16 at 4).
+  constexpr int U = !Bwd && sizeof(T) == 2 ? 2 : block_tier_unroll<Bwd>();
   // U packs of the uncached tail from p0 on, kGridRowThreads apart (past the chunk: fill, no
   // load), in flight together.
   const auto load_tail = [&](int p0, P (&pa)[U], P (&pb)[U]) {
