@@ -450,34 +450,47 @@ int64_t grid_row_cache_packs() {
       cache_cap);
 }
 
-// Whether tier 3d's blocks (two an SM) would hold `rows` rows whole: in their caches and, where
-// the type keeps them (kHoldsTail), the tails held in registers.
-template <typename T, bool Bwd>
-bool grid_rows_held(int64_t rows, int64_t cols) {
-  const int64_t row_blocks = 2 * int64_t(device_info().sm_count) / rows;
-  const int64_t held = kHoldsTail<T, Bwd> ? int64_t(kHeldTail) * kGridRowThreads : 0;
-  return row_blocks > 0 && ceil_div(ceil_div(cols, int64_t(pack_size<T>())), row_blocks) <=
-                               grid_row_cache_packs<Bwd>() + held;
+// Tier 3d's launch for `rows` rows of `cols`: its dynamic shared memory a block, and each row's
+// chunk (elements a block, a multiple of the pack) over its share of the blocks resident at once
+// (the cooperative grid's bound), with the chunks a row; none (chunks 0) where rows outnumber
+// those blocks. One home for the split, which grid_rows_held asks before choosing tier 3d.
+struct GridRowPlan {
+  int64_t smem, chunk, chunks;
+};
+
+template <typename T, bool Log, bool Bwd>
+GridRowPlan grid_row_plan(int64_t rows, int64_t cols) {
+  constexpr int N = pack_size<T>(), kTensors = Bwd ? 2 : 1;
+  const int64_t smem = grid_row_cache_packs<Bwd>() * 16 * kTensors;
+  const int64_t resident =
+      int64_t(blocks_per_sm(softmax_grid_row_kernel<T, Log, Bwd>, kGridRowThreads, smem)) *
+      device_info().sm_count;
+  if (rows > resident) return {smem, 0, 0};
+  const int64_t chunk = ceil_div(ceil_div(cols, resident / rows), N) * N;
+  return {smem, chunk, ceil_div(cols, chunk)};
 }
 
-// Tier 3d: `rows` rows over one cooperative grid of two blocks an SM, each row over as many of
-// them as it gets. False when the device cannot launch it (then the split row stands in), or
-// when rows outnumber the blocks.
+// Whether tier 3d's blocks would hold `rows` rows whole: in their caches and, where the type
+// keeps them (kHoldsTail), the tails held in registers.
+template <typename T, bool Log, bool Bwd>
+bool grid_rows_held(int64_t rows, int64_t cols) {
+  const GridRowPlan plan = grid_row_plan<T, Log, Bwd>(rows, cols);
+  const int64_t held = kHoldsTail<T, Bwd> ? int64_t(kHeldTail) * kGridRowThreads : 0;
+  return plan.chunks > 0 &&
+         ceil_div(plan.chunk, pack_size<T>()) <= grid_row_cache_packs<Bwd>() + held;
+}
+
+// Tier 3d: `rows` rows over one cooperative grid of the blocks resident at once (two an SM),
+// each row over as many of them as it gets. False when the device cannot launch it (then the
+// split row stands in), or when rows outnumber the blocks.
 template <typename T, bool Log, bool Bwd>
 bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   using A = acc_t<T>;
-  constexpr int N = pack_size<T>(), kTensors = Bwd ? 2 : 1;
-  const DeviceInfo& dev = device_info();
-  if (!dev.cooperative) return false;
+  constexpr int N = pack_size<T>();
+  if (!device_info().cooperative) return false;
   auto kernel = softmax_grid_row_kernel<T, Log, Bwd>;
-  const int64_t cache_packs = grid_row_cache_packs<Bwd>();
-  const int64_t smem = cache_packs * 16 * kTensors;
-  allow_dynamic_smem(kernel, smem);
-  const int64_t resident = int64_t(blocks_per_sm(kernel, kGridRowThreads, smem)) * dev.sm_count;
-  if (rows > resident) return false;
-  const int64_t chunk = ceil_div(ceil_div(cols, resident / rows), N) * N;
-  const int64_t chunks = ceil_div(cols, chunk);
-  if (ceil_div(chunk, N) >= INT32_MAX) return false;
+  const auto [smem, chunk, chunks] = grid_row_plan<T, Log, Bwd>(rows, cols);
+  if (chunks == 0 || ceil_div(chunk, N) >= INT32_MAX) return false;
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   // The cached copies' L2 lines evict-first, so that L2 keeps the tail for pass 2 (H200 kernel
   // times: [1, 16M] float16 32.5 -> 31.5 us, float32 55.9 -> 55.0; the rest alike).
@@ -493,8 +506,8 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   const cudaLaunchConfig_t config = attributed_config(rows * chunks, kGridRowThreads, smem, &attr);
   const cudaError_t err = cudaLaunchKernelEx(
       &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
-      static_cast<T*>(p.out), cols, chunk, chunks, int(cache_packs), vec, evict_cached, hold_tail,
-      tag, scratch.as<MaxSum<A>>());
+      static_cast<T*>(p.out), cols, chunk, chunks, int(grid_row_cache_packs<Bwd>()), vec,
+      evict_cached, hold_tail, tag, scratch.as<MaxSum<A>>());
   if (err == cudaErrorCooperativeLaunchTooLarge) {  // another context holds part of the GPU
     (void)cudaGetLastError();
     return false;
@@ -943,7 +956,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 152064] 23.9 against 27.6).
     if constexpr (sizeof(T) == 4 && !Bwd) {
       if (grid_rows < 0 && dev.clusters && rows >= 8 && rows <= 32 && cols >= 200000 &&
-          grid_rows_held<T, Bwd>(rows, cols)) {
+          grid_rows_held<T, Log, Bwd>(rows, cols)) {
         const int threads = wide ? row_block_threads<T, kWide>(cols, cs)
                                  : row_block_threads<T, kNarrow>(cols, cs);
         const bool clusters_fit = wide ? cluster_rows_active<T, kWide, Log, Bwd>(rows, cols, cs)
