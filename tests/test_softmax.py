@@ -491,11 +491,13 @@ def test_cuda_staged_columns_under_copy_overrides(setting):
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("setting", ["MT_SOFTMAX_HELD_ROWS=0", "MT_SOFTMAX_HELD_ROWS=1",
-                                     "MT_SOFTMAX_HELD_BLOCKS=0", "MT_SOFTMAX_HELD_BLOCKS=1"])
+                                     "MT_SOFTMAX_HELD_CLUSTER=0", "MT_SOFTMAX_HELD_BLOCKS=0",
+                                     "MT_SOFTMAX_HELD_BLOCKS=1"])
 def test_cuda_held_rows_under_overrides(setting):
     """The rows that 16-bit softmax holds in registers 64 values a thread (held rows, held
     blocks; float32's held blocks 32) without them (the ring's clusters, the split row, the block
-    tier's narrow or wide packs), and held wherever they fit (blocks from 32 threads)."""
+    tier's narrow or wide packs), held wherever they fit (blocks from 32 threads), and held rows
+    of 131K-262K values in the fewest blocks, not 16."""
     rerun_under_override(setting, "test_cuda_tiers and (x65536 or x128256 or x131072 or x151936 "
                          "or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
                          "160x4096 or 300x4096 or 3000x2048)")

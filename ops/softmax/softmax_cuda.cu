@@ -910,19 +910,38 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 7.33, [132, 32768] 8.74-8.77 -> 8.03 (7.84-7.94 in the Full kernel); and with the Full
     // kernel's three blocks an SM (which let their clusters all fit), [16, 262144] 9.34-9.41 ->
     // 8.74, [32, 131072] 8.80-8.86 -> 8.19-8.35, [64, 65536] 9.06-9.12 -> 8.19, [128, 32768]
-    // 8.77-8.80 -> 7.74. Not [8, 131072]: its 64 held blocks ran 4.77 against 4.61 in 128
-    // blocks of narrow packs below (since the cluster kernels' trimmed start, 4.51-4.54 against
-    // 4.45).
-    // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit.
+    // 8.77-8.80 -> 7.74. Not [8, 131072] in the fewest blocks: its 64 held blocks ran 4.77
+    // against 4.61 in 128 blocks of narrow packs below (since the cluster kernels' trimmed
+    // start, 4.51-4.54 against 4.45); in 16 blocks (below) it ties them.
+    // Rows of 131,072 values or more take 16 blocks of 128 threads or more, not the fewest blocks
+    // of up to 256, wherever those clusters all fit at once (else the fewest, as before): twice
+    // the SMs a row, half the warps a block. H200 kernel times, float16 softmax, two rounds, fewest
+    // -> 16 (MT_SOFTMAX_HELD_CLUSTER=16): [1, 131072] 3.87 / 3.84 -> 3.46 / 3.46 us, [2, 131072]
+    // 3.97 / 4.00 -> 3.52 / 3.55, [4, 131072] 4.10 / 4.13 -> 3.74 / 3.74 (bfloat16 4.22 -> 3.74),
+    // [12, 131072] 5.18 / 5.15 -> 4.99 / 4.96, [16, 131072] 6.02 / 6.14 -> 5.69 / 5.70, [32,
+    // 131072] 8.10 / 8.06 -> 7.49 / 7.42 (bfloat16 8.00 -> 7.39-7.46), [20, 151936] 7.14 -> 6.88 /
+    // 6.91 (bfloat16 7.42 -> 7.01-7.07); [8, 131072] (the narrow packs before) 4.54 -> 4.51-4.54,
+    // and [48, 131072], [128, 131072], [64, 152064], [16, 262144] within 1%. Not shorter rows:
+    // [64, 65536] in 16 blocks of 64 threads 7.7-7.8 -> 8.9 (12 of 96: 7.9). log_softmax, not
+    // measured, keeps the fewest.
+    // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit;
+    // MT_SOFTMAX_HELD_CLUSTER=N gives their clusters at least N blocks (0: the fewest).
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
-      const int64_t held_cs = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
-      const bool held_spread = rows * held_cs >= dev.sm_count / 2 ||
-                               rows * kMaxClusterBlocks < dev.sm_count / 2;
-      if (held_rows != 0 && (held_rows == 1 || held_spread) && dev.clusters && held_cs >= 2 &&
-          held_cs <= kMaxClusterBlocks &&
-          launch_cluster_row_tier<T, kHeldPacks, Log, false, true>(p, rows, cols, int(held_cs),
-                                                                   false, vec))
+      static const int forced_held_cs = env_int("MT_SOFTMAX_HELD_CLUSTER", -1);
+      constexpr int64_t kWideHeldThreads = 128;
+      const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
+      const bool sixteen = !Log && npk >= kMaxClusterBlocks * kWideHeldThreads * kHeldPacks;
+      const int64_t widest = std::max<int64_t>(
+          fewest, forced_held_cs >= 0 ? forced_held_cs : sixteen ? kMaxClusterBlocks : 0);
+      const auto held = [&](int64_t cs) {
+        const bool spread = rows * cs >= dev.sm_count / 2 ||
+                            rows * kMaxClusterBlocks < dev.sm_count / 2;
+        return (held_rows == 1 || spread) && cs >= 2 && cs <= kMaxClusterBlocks &&
+               launch_cluster_row_tier<T, kHeldPacks, Log, false, true>(p, rows, cols, int(cs),
+                                                                        false, vec);
+      };
+      if (held_rows != 0 && dev.clusters && (held(widest) || (widest != fewest && held(fewest))))
         return;
     }
     static const int64_t max_cs =
