@@ -922,8 +922,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 131072] 8.10 / 8.06 -> 7.49 / 7.42 (bfloat16 8.00 -> 7.39-7.46), [20, 151936] 7.14 -> 6.88 /
     // 6.91 (bfloat16 7.42 -> 7.01-7.07); [8, 131072] (the narrow packs before) 4.54 -> 4.51-4.54,
     // and [48, 131072], [128, 131072], [64, 152064], [16, 262144] within 1%. Not shorter rows:
-    // [64, 65536] in 16 blocks of 64 threads 7.7-7.8 -> 8.9 (12 of 96: 7.9). log_softmax, not
-    // measured, keeps the fewest.
+    // [64, 65536] in 16 blocks of 64 threads 7.7-7.8 -> 8.9 (12 of 96: 7.9).
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit;
     // MT_SOFTMAX_HELD_CLUSTER=N gives their clusters at least N blocks (0: the fewest).
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
@@ -931,7 +930,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       static const int forced_held_cs = env_int("MT_SOFTMAX_HELD_CLUSTER", -1);
       constexpr int64_t kWideHeldThreads = 128;
       const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
-      const bool sixteen = !Log && npk >= kMaxClusterBlocks * kWideHeldThreads * kHeldPacks;
+      const bool sixteen = npk >= kMaxClusterBlocks * kWideHeldThreads * kHeldPacks;
       const int64_t widest = std::max<int64_t>(
           fewest, forced_held_cs >= 0 ? forced_held_cs : sixteen ? kMaxClusterBlocks : 0);
       const auto held = [&](int64_t cs) {
