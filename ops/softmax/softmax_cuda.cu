@@ -491,6 +491,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   auto kernel = softmax_grid_row_kernel<T, Log, Bwd>;
   const auto [smem, chunk, chunks] = grid_row_plan<T, Log, Bwd>(rows, cols);
   if (chunks == 0 || ceil_div(chunk, N) >= INT32_MAX) return false;
+  allow_dynamic_smem(kernel, smem);  // (the plan's occupancy query set it too; cached)
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
   // The cached copies' L2 lines evict-first, so that L2 keeps the tail for pass 2 (H200 kernel
   // times: [1, 16M] float16 32.5 -> 31.5 us, float32 55.9 -> 55.0; the rest alike).
