@@ -362,8 +362,8 @@ def test_backward_non_contiguous_grad(log, device, rng):
 CUDA_ROW_CASES = [((4096, n), 1) for n in (1, 2, 3, 5, 7, 8, 16, 17, 31, 32)] + [
     ((1000, 33), 1), ((513, 64), 1), ((300, 127), -1), ((256, 255), 1), ((128, 1000), 1),
     ((64, 1024), 1), ((32, 1025), 1), ((16, 2048), 1), ((16, 4099), 1), ((8, 8192), 1),
-    ((4, 12288), 1), ((3, 12289), 1), ((2, 65536), 1), ((1, 65536), 1), ((1, 262145), 1),
-    ((3, 262145), 1), ((1, 2**20), 1), ((2, 2**20 + 3), 1), ((1, 2**22 + 1), 1),
+    ((4, 12288), 1), ((3, 12289), 1), ((2, 65536), 1), ((1, 65536), 1), ((3, 40000), 1),
+    ((1, 262145), 1), ((3, 262145), 1), ((1, 2**20), 1), ((2, 2**20 + 3), 1), ((1, 2**22 + 1), 1),
     # >= one row per SM with 1025..32768 columns: the block-per-row register tier and its edges
     ((200, 1025), 1), ((300, 2047), 1), ((160, 4096), 1), ((140, 8193), 1), ((133, 16385), 1),
     ((132, 32768), 1), ((132, 32769), 1),
@@ -497,9 +497,9 @@ def test_cuda_held_rows_under_overrides(setting):
     """The rows that 16-bit softmax holds in registers 64 values a thread (held rows, held
     blocks; float32's held blocks 32) without them (the ring's clusters, the split row, the block
     tier's narrow or wide packs), held wherever they fit (blocks from 32 threads), and held rows
-    of 131K-262K values in the fewest blocks, not 16."""
-    rerun_under_override(setting, "test_cuda_tiers and (x65536 or x128256 or x131072 or x151936 "
-                         "or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
+    of 32K-262K values in the fewest blocks, not blocks of 128 threads."""
+    rerun_under_override(setting, "test_cuda_tiers and (x65536 or 3x40000 or x128256 or x131072 "
+                         "or x151936 or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
                          "160x4096 or 300x4096 or 3000x2048)")
 
 

@@ -924,6 +924,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // 6.91 (bfloat16 7.42 -> 7.01-7.07); [8, 131072] (the narrow packs before) 4.54 -> 4.51-4.54,
     // and [48, 131072], [128, 131072], [64, 152064], [16, 262144] within 1%. Not shorter rows:
     // [64, 65536] in 16 blocks of 64 threads 7.7-7.8 -> 8.9 (12 of 96: 7.9).
+    // Shorter rows take blocks of 128 threads too where those blocks are a quarter of the SMs or
+    // fewer: latency-bound, a row over twice the SMs. H200, float16, two rounds, fewest -> 128
+    // threads: [1, 65536] 3.74 -> 3.07-3.10 us, [2, 65536] 3.87-3.90 -> 3.33, [4, 32768] 3.81 ->
+    // 3.17. Not more: [8, 65536] 3.55 -> 3.52-3.58, [16, 65536] 4.22 -> 4.26-4.35, [32, 32768]
+    // 4.13 -> 4.45-4.48, [128, 65536] 14.2 -> 14.3-14.4 ([64, 65536] 7.9 -> 7.3 and [132, 32768]
+    // 7.7 -> 7.55 gain alone).
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit;
     // MT_SOFTMAX_HELD_CLUSTER=N gives their clusters at least N blocks (0: the fewest).
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
@@ -931,9 +937,12 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       static const int forced_held_cs = env_int("MT_SOFTMAX_HELD_CLUSTER", -1);
       constexpr int64_t kWideHeldThreads = 128;
       const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
-      const bool sixteen = npk >= kMaxClusterBlocks * kWideHeldThreads * kHeldPacks;
+      const int64_t thin = std::min<int64_t>(ceil_div(npk, kWideHeldThreads * kHeldPacks),
+                                             kMaxClusterBlocks);
+      const bool spread_thin = thin == kMaxClusterBlocks ||
+                               (fewest >= 2 && rows * thin <= dev.sm_count / 4);
       const int64_t widest = std::max<int64_t>(
-          fewest, forced_held_cs >= 0 ? forced_held_cs : sixteen ? kMaxClusterBlocks : 0);
+          fewest, forced_held_cs >= 0 ? forced_held_cs : spread_thin ? thin : 0);
       const auto held = [&](int64_t cs) {
         const bool spread = rows * cs >= dev.sm_count / 2 ||
                             rows * kMaxClusterBlocks < dev.sm_count / 2;
