@@ -925,11 +925,14 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     // and [48, 131072], [128, 131072], [64, 152064], [16, 262144] within 1%. Not shorter rows:
     // [64, 65536] in 16 blocks of 64 threads 7.7-7.8 -> 8.9 (12 of 96: 7.9).
     // Shorter rows take blocks of 128 threads too where those blocks are a quarter of the SMs or
-    // fewer: latency-bound, a row over twice the SMs. H200, float16, two rounds, fewest -> 128
-    // threads: [1, 65536] 3.74 -> 3.07-3.10 us, [2, 65536] 3.87-3.90 -> 3.33, [4, 32768] 3.81 ->
-    // 3.17. Not more: [8, 65536] 3.55 -> 3.52-3.58, [16, 65536] 4.22 -> 4.26-4.35, [32, 32768]
-    // 4.13 -> 4.45-4.48, [128, 65536] 14.2 -> 14.3-14.4 ([64, 65536] 7.9 -> 7.3 and [132, 32768]
-    // 7.7 -> 7.55 gain alone).
+    // fewer (latency-bound: a row over twice the SMs) or more than the SMs (half the warps a
+    // block, more blocks an SM). H200 kernel times, float16, two rounds, fewest -> 128 threads:
+    // [1, 65536] 3.74 -> 3.07-3.10 us, [2, 65536] 3.87-3.90 -> 3.33, [4, 32768] 3.81 -> 3.17,
+    // [24, 65536] 5.06-5.09 -> 4.89, [32, 65536] 6.59-6.62 -> 5.66-5.70, [64, 65536] 7.81-7.90 ->
+    // 7.23-7.26, [80, 65536] 8.67-8.74 -> 7.90-8.00, [48, 32768] 5.06-5.09 -> 4.77-4.80, [100,
+    // 32768] 7.04 -> 6.43, [132, 32768] 7.68-7.71 -> 7.42; [96, 65536], [200, 32768], [264, 32768]
+    // within 1%. Not between: [8, 65536] 3.55 -> 3.52-3.58, [16, 65536] 4.22 -> 4.26-4.35, [32,
+    // 32768] 4.13 -> 4.45-4.48, [64, 32768] 5.60 -> 5.57-5.60 ([128, 65536] 14.2 -> 14.3-14.4).
     // MT_SOFTMAX_HELD_ROWS=0 turns them off, 1 takes them wherever they fit;
     // MT_SOFTMAX_HELD_CLUSTER=N gives their clusters at least N blocks (0: the fewest).
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
@@ -939,8 +942,9 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
       const int64_t thin = std::min<int64_t>(ceil_div(npk, kWideHeldThreads * kHeldPacks),
                                              kMaxClusterBlocks);
-      const bool spread_thin = thin == kMaxClusterBlocks ||
-                               (fewest >= 2 && rows * thin <= dev.sm_count / 4);
+      const bool spread_thin =
+          thin == kMaxClusterBlocks ||
+          (fewest >= 2 && (rows * thin <= dev.sm_count / 4 || rows * thin > dev.sm_count));
       const int64_t widest = std::max<int64_t>(
           fewest, forced_held_cs >= 0 ? forced_held_cs : spread_thin ? thin : 0);
       const auto held = [&](int64_t cs) {
