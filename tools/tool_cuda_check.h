@@ -1,6 +1,7 @@
-// CHECK for the standalone CUDA tools (stage_floor.cu, split_column_probe.cu), which build with
-// plain nvcc and link nothing of the package: a failed call prints its line and exits (the
-// package's own MT_CUDA_CHECK throws into Python instead, core/cuda_check.h).
+// CHECK for the standalone CUDA tools (stage_floor.cu, split_column_probe.cu,
+// cluster_placement_probe.cu), which build with plain nvcc and link nothing of the package: a
+// failed call prints its line and exits (the package's own MT_CUDA_CHECK throws into Python
+// instead, core/cuda_check.h).
 #pragma once
 
 #include <cuda_runtime.h>
