@@ -499,8 +499,8 @@ def test_cuda_held_rows_under_overrides(setting):
     tier's narrow or wide packs), held wherever they fit (blocks from 32 threads), and held rows
     of 32K-262K values in the fewest blocks, not blocks of 128 threads."""
     rerun_under_override(setting, "test_cuda_tiers and (x65536 or 3x40000 or x128256 or x131072 "
-                         "or x151936 or x262144 or 132x32768 or 300x8192 or 300x10240 or 300x16384 or "
-                         "160x4096 or 300x4096 or 3000x2048)")
+                         "or x151936 or x262144 or 132x32768 or 300x8192 or 300x10240 or "
+                         "300x16384 or 160x4096 or 300x4096 or 3000x2048)")
 
 
 @pytest.mark.cuda
