@@ -939,11 +939,13 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
       static const int forced_held_cs = env_int("MT_SOFTMAX_HELD_CLUSTER", -1);
       constexpr int64_t kWideHeldThreads = 128;
+      constexpr int64_t kThinBlockPacks = kWideHeldThreads * kHeldPacks;
       const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
-      const int64_t thin = std::min<int64_t>(ceil_div(npk, kWideHeldThreads * kHeldPacks),
-                                             kMaxClusterBlocks);
+      const int64_t thin = std::min<int64_t>(ceil_div(npk, kThinBlockPacks), kMaxClusterBlocks);
+      // (Rows of 131,072 values or more always; not from the 122,881 that already round to 16.)
+      const bool sixteen = npk >= kMaxClusterBlocks * kThinBlockPacks;
       const bool spread_thin =
-          thin == kMaxClusterBlocks ||
+          sixteen ||
           (fewest >= 2 && (rows * thin <= dev.sm_count / 4 || rows * thin > dev.sm_count));
       const int64_t widest = std::max<int64_t>(
           fewest, forced_held_cs >= 0 ? forced_held_cs : spread_thin ? thin : 0);
