@@ -13,8 +13,8 @@
 // quarter of the SMs and the SMs ([32, 32768]: 4 blocks of 128 a row, 4.13 -> 4.45 us). Whether
 // the scheduler packs those clusters' blocks onto fewer SMs is what this answers. First run
 // (sixty-sixth session, H200): a cluster's blocks each take an SM of their own while the launch
-// has SMs to spare, but 128 blocks in clusters of 4 or 8 found only 120 SMs (16: 112; 2: 128), so
-// 8-16 SMs held two.
+// fits the SMs its cluster size reaches, but those are fewer than 132: 128 blocks in clusters of
+// 4 or 8 found only 120 SMs (16: 112; 2: 128), so 8-16 SMs held two.
 #include <cuda_runtime.h>
 
 #include <algorithm>
