@@ -938,8 +938,7 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
     if constexpr (has_held_kernels<T, Log, Bwd>()) {
       static const int held_rows = env_int("MT_SOFTMAX_HELD_ROWS", -1);
       static const int forced_held_cs = env_int("MT_SOFTMAX_HELD_CLUSTER", -1);
-      constexpr int64_t kWideHeldThreads = 128;
-      constexpr int64_t kThinBlockPacks = kWideHeldThreads * kHeldPacks;
+      constexpr int64_t kThinBlockPacks = 128 * kHeldPacks;  // a thin block: 128 threads
       const int64_t fewest = ceil_div(npk, int64_t(kHeldThreads) * kHeldPacks);
       const int64_t thin = std::min<int64_t>(ceil_div(npk, kThinBlockPacks), kMaxClusterBlocks);
       // (Rows of 131,072 values or more always; not from the 122,881 that already round to 16.)
