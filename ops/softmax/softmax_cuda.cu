@@ -261,7 +261,7 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
     const int64_t n = std::min(rows - first, launch_rows), at = first * cols;
     kernel<<<unsigned(ceil_div(n, rows_per_block)), threads, smem>>>(
         static_cast<const T*>(p.a) + at, Bwd ? static_cast<const T*>(p.b) + at : nullptr,
-        static_cast<T*>(p.out) + at, n, cols, chunk, lanes_log2, 1, vec);
+        static_cast<T*>(p.out) + at, n, cols, chunk, lanes_log2 | threads << 8, 1, vec);
     MT_CUDA_CHECK_LAUNCH();
   }
 }
@@ -599,10 +599,11 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   if (active == 0 || (Held && rows > active)) return false;
   const int64_t clusters = std::min<int64_t>(rows, persistent ? active : INT32_MAX / cs);
   cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, &attr);
+  cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, &attr);
+  if (Held) config.gridDim = dim3(unsigned(cs), unsigned(clusters));  // EXP: a row along y
   MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(p.a),
                                    static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
-                                   chunk, 0, stages, vec));
+                                   chunk, threads << 8, stages, vec));
   return true;
 }
 

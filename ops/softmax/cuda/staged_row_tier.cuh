@@ -284,6 +284,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (Held kernels are launched for aligned rows only, see launch_cluster_row_tier: their
   // element-by-element paths compile away.)
   if constexpr (Full || Held) vec = true;
+  // EXP: the block's threads from the launch (bits 8+ of lanes_log2), not blockDim.x.
+  const int nthreads = lanes_log2 >> 8;
+  lanes_log2 &= 0xff;
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -353,7 +356,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   const int lanes = 1 << lanes_log2;
   int first = 0;  // the block's first pack
   if constexpr (G == RowGroup::kLanes) {
-    const int per_block = int(blockDim.x) >> lanes_log2;
+    const int per_block = nthreads >> lanes_log2;
     col0 = (threadIdx.x & (lanes - 1)) * N;
     step = lanes * N;
     group = int64_t(blockIdx.x) * per_block + (threadIdx.x >> lanes_log2);
@@ -365,11 +368,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     if constexpr (G == RowGroup::kCluster) {
       unsigned cs;
       rank = cluster_rank_and_size(cs);
-      group = lead = cluster_index_and_count(count);
+      if constexpr (Held) {
+        group = lead = blockIdx.y;  // EXP: a 2D grid, a cluster a row along y
+        count = 1;
+      } else {
+        group = lead = cluster_index_and_count(count);
+      }
     }
     first = int(rank) * chunk;
     col0 = (first + int(threadIdx.x)) * N;
-    step = int(blockDim.x) * N;
+    step = nthreads * N;
     ngroups = count;
   }
   // Which of this thread's packs lie in the block's part of the row (the same in every row).
@@ -454,7 +462,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   };
 
   auto slot = [&](int stage, int tensor, int p) {
-    return ring + ((stage * kTensors + tensor) * PACKS + p) * int(blockDim.x) + threadIdx.x;
+    return ring + ((stage * kTensors + tensor) * PACKS + p) * nthreads + threadIdx.x;
   };
   // The same slot as a shared address, from one computed once. The 16-bit passes that re-read
   // the ring take these (kSlotAddresses): from `slot`'s generic pointers the compiler rebuilt the
@@ -484,7 +492,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (kLaneCount: held opaque, so that the packs' tests do not each rebuild the shared window's
   // base, four instructions a pack and pass.)
   if constexpr (kLaneCount && kFromRing) asm("" : "+r"(ring_at));
-  const unsigned ring_pack_bytes = kSlotAddresses ? blockDim.x * 16u : 0u;  // a pack's slots
+  const unsigned ring_pack_bytes = kSlotAddresses ? unsigned(nthreads) * 16u : 0u;  // a pack's slots
   auto slot_at = [&](int stage, int tensor, int p) {
     return ring_at + unsigned((stage * kTensors + tensor) * PACKS + p) * ring_pack_bytes;
   };
@@ -505,7 +513,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // The shared address of stage `stage`'s first slot, and the bytes from one pack's slots to the
   // next. (Without slot addresses, the latter is computed where the copies start, as before
   // slot_at: computed at the top, float32's kernels came out rescheduled.)
-  const auto pack_bytes_here = [&] { return kSlotAddresses ? ring_pack_bytes : blockDim.x * 16u; };
+  const auto pack_bytes_here = [&] { return kSlotAddresses ? ring_pack_bytes : unsigned(nthreads) * 16u; };
   auto stage_at = [&](int stage) {
     if constexpr (kSlotAddresses)
       return slot_at(stage, 0, 0);
@@ -908,7 +916,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
           const PackWords<T, N> pad_words = splat_words<T, N>(T(Bwd ? 0.0f : -INFINITY));
           const P* src = reinterpret_cast<const P*>(ra + col0);
           [[maybe_unused]] const P* src_b = Bwd ? reinterpret_cast<const P*>(rb + col0) : nullptr;
-          int pack_step = G == RowGroup::kLanes ? lanes : int(blockDim.x);  // step / N
+          int pack_step = G == RowGroup::kLanes ? lanes : nthreads;  // step / N
           // (kLaneStores: held opaque, so that p * lanes is one multiply-add into the address, not
           // p shifted by lanes_log2 first; see the stores.)
           if constexpr (kLaneStores) asm("" : "+r"(pack_step));
