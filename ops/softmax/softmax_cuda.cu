@@ -261,7 +261,8 @@ void launch_staged(const Ptrs& p, int64_t rows, int64_t cols, int chunk, int lan
     const int64_t n = std::min(rows - first, launch_rows), at = first * cols;
     kernel<<<unsigned(ceil_div(n, rows_per_block)), threads, smem>>>(
         static_cast<const T*>(p.a) + at, Bwd ? static_cast<const T*>(p.b) + at : nullptr,
-        static_cast<T*>(p.out) + at, n, cols, chunk, lanes_log2 | threads << 8, 1, vec);
+        static_cast<T*>(p.out) + at, n, cols, chunk,
+        staged_block_shape(threads, lanes_log2), 1, vec);
     MT_CUDA_CHECK_LAUNCH();
   }
 }
@@ -600,10 +601,12 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const int64_t clusters = std::min<int64_t>(rows, persistent ? active : INT32_MAX / cs);
   cudaLaunchAttribute attr;
   cudaLaunchConfig_t config = cluster_config(clusters * cs, cs, threads, smem, &attr);
-  if (Held) config.gridDim = dim3(unsigned(cs), unsigned(clusters));  // EXP: a row along y
+  // Held clusters lie along y, a row each, which the kernel reads from blockIdx.y
+  // (staged_block_shape says why); they are one round (rows <= active), far under y's 65,535.
+  if (Held) config.gridDim = dim3(unsigned(cs), unsigned(clusters));
   MT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(p.a),
                                    static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
-                                   chunk, threads << 8, stages, vec));
+                                   chunk, staged_block_shape(threads, 0), stages, vec));
   return true;
 }
 

@@ -255,8 +255,24 @@ constexpr bool misaligned_rows_shifted() {
   return !(Bwd && sizeof(T) == 2 && G == RowGroup::kLanes);
 }
 
+// The block of a staged-row launch, as the kernel's `block_shape` argument: its threads (bits 8
+// and up) and a lanes group's log2 of the threads a row (bits 0-7; 0 for the other groups). The
+// kernel takes its threads from here rather than from blockDim.x, and a held cluster its row from
+// blockIdx.y (launch_cluster_row_tier lays those clusters along y) rather than from %clusterid.x:
+// each of those is a constant of its own, blockDim.x at c[0x0][0x0] and %clusterid.x blockIdx.x
+// times the reciprocal of the cluster's size at c[0x0][0x150], away from the arguments' constant
+// line, and each block's warps waited out the misses one after another before their first load
+// (ncu's source page of held [8, 131072] float16: 56 of the warps' 347 stall samples on the
+// constant misses, QuACK's kernel ~10 of 192 reading only its arguments). H200 kernel times, two
+// rounds: float16 [1024, 512] 2.40 / 2.37 -> 2.27 / 2.27 us, [1024, 1024] 3.04 / 3.10 -> 3.01 /
+// 2.94, [4, 131072] 3.74 -> 3.68, [32, 65536] 5.66 / 5.70 -> 5.60 / 5.57, [8, 131072] 4.54 /
+// 4.51 -> 4.51 / 4.45, [1024, 4096] 6.30 / 6.34 -> 6.21 / 6.27, bfloat16 alike; lost: held [16,
+// 262144] 8.38 / 8.32 -> 8.51 / 8.45, [128, 32768] 7.20 / 7.26 -> 7.33 / 7.33; the long grids,
+// float32 and the backward within 1%.
+constexpr int staged_block_shape(int threads, int lanes_log2) { return threads << 8 | lanes_log2; }
+
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
-// (kCluster; >= all of them otherwise). `lanes_log2`: threads a row (kLanes). cols < 2^31.
+// (kCluster; >= all of them otherwise). `block_shape`: staged_block_shape. cols < 2^31.
 // `Shifted`: misaligned rows, read as misaligned_rows_shifted describes (`vec` is then unused).
 // `Full`: aligned rows whose every pack a thread owns (cols == group threads x PACKS x N: a block
 // a row, the lanes of a row, or a held cluster's blocks), so that the owned tests, the padding of
@@ -272,7 +288,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
     __maxnreg__((row_kernel_max_registers<T, Log, Bwd, G, Held, Full, PACKS, Shifted>()))
     softmax_staged_row_kernel(const T* __restrict__ a, const T* __restrict__ b,
                               T* __restrict__ out, int64_t rows, int64_t cols, int chunk,
-                              int lanes_log2, int stages, bool vec) {
+                              int block_shape, int stages, bool vec) {
   using A = acc_t<T>;
   if constexpr (Shifted) vec = true;  // the packs of the aligned row `shift` elements before
   static_assert(!(Full && (Shifted || (G == RowGroup::kCluster && !Held))),
@@ -284,9 +300,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (Held kernels are launched for aligned rows only, see launch_cluster_row_tier: their
   // element-by-element paths compile away.)
   if constexpr (Full || Held) vec = true;
-  // EXP: the block's threads from the launch (bits 8+ of lanes_log2), not blockDim.x.
-  const int nthreads = lanes_log2 >> 8;
-  lanes_log2 &= 0xff;
+  const int nthreads = block_shape >> 8, lanes_log2 = block_shape & 0xff;  // staged_block_shape
   constexpr bool kFast = sizeof(T) == 2;                 // the 16-bit output's exps and ex2
   // The forward's exps of x: the hardware ex2 (float32 too); float64's exp_nonpositive in clusters
   // only (float64_exp.cuh).
@@ -369,7 +383,7 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
       unsigned cs;
       rank = cluster_rank_and_size(cs);
       if constexpr (Held) {
-        group = lead = blockIdx.y;  // EXP: a 2D grid, a cluster a row along y
+        group = lead = blockIdx.y;  // one round of clusters, a row each (staged_block_shape)
         count = 1;
       } else {
         group = lead = cluster_index_and_count(count);
