@@ -263,12 +263,12 @@ constexpr bool misaligned_rows_shifted() {
 // times the reciprocal of the cluster's size at c[0x0][0x150], away from the arguments' constant
 // line, and each block's warps waited out the misses one after another before their first load
 // (ncu's source page of held [8, 131072] float16: 56 of the warps' 347 stall samples on the
-// constant misses, QuACK's kernel ~10 of 192 reading only its arguments). H200 kernel times, two
+// constant misses, QuACK's kernel 13 of 192 reading only its arguments). H200 kernel times, two
 // rounds: float16 [1024, 512] 2.40 / 2.37 -> 2.27 / 2.27 us, [1024, 1024] 3.04 / 3.10 -> 3.01 /
 // 2.94, [4, 131072] 3.74 -> 3.68, [32, 65536] 5.66 / 5.70 -> 5.60 / 5.57, [8, 131072] 4.54 /
 // 4.51 -> 4.51 / 4.45, [1024, 4096] 6.30 / 6.34 -> 6.21 / 6.27, bfloat16 alike; lost: held [16,
 // 262144] 8.38 / 8.32 -> 8.51 / 8.45, [128, 32768] 7.20 / 7.26 -> 7.33 / 7.33; the long grids,
-// float32 and the backward within 1%.
+// float32 and the backward within 1% (one round of float16's [131072, 64] backward aside).
 constexpr int staged_block_shape(int threads, int lanes_log2) { return threads << 8 | lanes_log2; }
 
 // Fwd: a = x, out = y. Bwd: a = y, b = dy, out = dx. `chunk`: the packs of a row each block owns
