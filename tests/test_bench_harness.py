@@ -21,7 +21,7 @@ import minitensor as mt
 from minitensor.bench import cases, cli, ladder, report, softmax_bench
 from minitensor.bench.clock import ClockSampler, parse_sample
 from minitensor.bench.correctness import Check, check_with_numpy, verdict
-from minitensor.bench.devices import BenchDevice, CopyBandwidth, Inputs
+from minitensor.bench.devices import BenchDevice, CopyBandwidth, CudaBench, Inputs
 from minitensor.bench.results import CaseResult, SweepResult, Timing
 from minitensor.bench.timing import MeasureConfig, TorchEventTimer, measure, repetitions_within_budget, throughput_gbs
 
@@ -164,9 +164,11 @@ class FakeGpu(BenchDevice):
         return Inputs(mt=mt.from_numpy(x), numpy=x)
 
 
-def _fake_sweep(op: Any, compare: tuple[str, ...], clock: Any = None) -> SweepResult:
+def _fake_sweep(op: Any, compare: tuple[str, ...], clock: Any = None,
+                warm_up: bool = False) -> SweepResult:
     device = FakeGpu()
     device.clock = clock
+    device.warm_up_first_case = warm_up
     original = softmax_bench.minitensor_op
 
     def timed_op(log: bool) -> Any:
@@ -210,6 +212,25 @@ def test_fake_sweep_passes_and_reports_unavailable_contenders() -> None:
         assert again.check.status == case.check.status and again.pct_of_copy == case.pct_of_copy
         assert again.contenders["numpy"].us == case.contenders["numpy"].us
         assert not again.contenders["compile"].ok and again.contenders["compile"].note == case.contenders["compile"].note
+
+
+def test_a_gpu_sweep_can_run_its_first_case_once_untimed_first() -> None:
+    calls = {"n": 0}
+
+    def counted(x: Any, dim: int) -> Any:
+        calls["n"] += 1
+        return mt.softmax(x, dim)
+
+    plain = _fake_sweep(counted, ("numpy",))
+    plain_calls, calls["n"] = calls["n"], 0
+    warm = _fake_sweep(counted, ("numpy",), warm_up=True)
+    # One more run of the first case (of two), reported nowhere but in a note.
+    assert plain_calls < calls["n"] < 2 * plain_calls
+    assert len(warm.cases) == len(plain.cases) == 2
+    assert [c.minitensor.us for c in warm.cases] == [c.minitensor.us for c in plain.cases]
+    assert any("untimed" in note for note in warm.notes)
+    assert not any("untimed" in note for note in plain.notes)
+    assert CudaBench.warm_up_first_case and not BenchDevice.warm_up_first_case  # the GPU sweep's
 
 
 def test_clock_sampler_averages_the_clock_in_force_over_the_windows() -> None:

@@ -63,6 +63,11 @@ class BenchDevice:
     # does not land on one contender only.
     timing_rounds: int = 1
     clock: ClockSampler | None = None  # the GPU's SM clock beside each timing, where sampled
+    # Whether a sweep runs its first case once, untimed, before timing any: on an H200 a process's
+    # first case read 18-27% slow for the kernels profiled first (ours, then torch's) and not for
+    # the one profiled last (Liger's), which the same case run again did not (BENCHMARKS.md, the
+    # sixty-seventh session).
+    warm_up_first_case: bool = False
 
     @property
     def flush_fn(self) -> Callable[[], None] | None:
@@ -111,6 +116,7 @@ def _mt_randn(shape: tuple[int, ...], dtype: str, device: str) -> Any:
 
 class CudaBench(BenchDevice):
     kind = "cuda"
+    warm_up_first_case = True
 
     def __init__(self) -> None:
         if not mt.cuda.is_available():

@@ -188,6 +188,11 @@ def run_sweep(device: BenchDevice, typed_cases: list[TypedCase], options: SweepO
               notes: list[str]) -> SweepResult:
     op = sweep_op(options)
     copy = device.copy_bandwidth(options.config)
+    if device.warm_up_first_case and typed_cases:
+        first = replace(typed_cases[0], tensors_moved=op.tensors_moved)
+        run_case(first, device, options, copy.gbs, op)  # untimed: see BenchDevice
+        device.release_memory()
+        notes = [*notes, "the first case ran once, untimed, before the sweep"]
     results: list[CaseResult] = []
     with Progress(len(typed_cases), op.name) as progress:
         for typed in typed_cases:
