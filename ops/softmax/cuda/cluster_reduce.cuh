@@ -167,7 +167,9 @@ __device__ __forceinline__ void cluster_wait_for_peers() {
 }
 // The cluster's index in a one-dimensional grid of clusters, and their number: the special
 // registers, where blockIdx.x / size took an unsigned division (about 20 instructions, ahead of a
-// cluster kernel's first loads).
+// cluster kernel's first loads). sm_90 computes %clusterid.x as blockIdx.x times a reciprocal of
+// the cluster's size from the constant bank, a miss of its own at a kernel's start; held clusters,
+// a row each, read blockIdx.y instead (staged_block_shape).
 __device__ __forceinline__ unsigned cluster_index_and_count(unsigned& clusters) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   unsigned id;

@@ -506,7 +506,8 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (kLaneCount: held opaque, so that the packs' tests do not each rebuild the shared window's
   // base, four instructions a pack and pass.)
   if constexpr (kLaneCount && kFromRing) asm("" : "+r"(ring_at));
-  const unsigned ring_pack_bytes = kSlotAddresses ? unsigned(nthreads) * 16u : 0u;  // a pack's slots
+  // A pack's slots.
+  const unsigned ring_pack_bytes = kSlotAddresses ? unsigned(nthreads) * 16u : 0u;
   auto slot_at = [&](int stage, int tensor, int p) {
     return ring_at + unsigned((stage * kTensors + tensor) * PACKS + p) * ring_pack_bytes;
   };
@@ -527,7 +528,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // The shared address of stage `stage`'s first slot, and the bytes from one pack's slots to the
   // next. (Without slot addresses, the latter is computed where the copies start, as before
   // slot_at: computed at the top, float32's kernels came out rescheduled.)
-  const auto pack_bytes_here = [&] { return kSlotAddresses ? ring_pack_bytes : unsigned(nthreads) * 16u; };
+  const auto pack_bytes_here = [&] {
+    return kSlotAddresses ? ring_pack_bytes : unsigned(nthreads) * 16u;
+  };
   auto stage_at = [&](int stage) {
     if constexpr (kSlotAddresses)
       return slot_at(stage, 0, 0);
