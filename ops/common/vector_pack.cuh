@@ -178,17 +178,22 @@ __device__ __forceinline__ PackWords<T, N> load_words_hinted(const Pack<T, N>* s
 #endif
 }
 
-// A pack loaded from global memory, L2 asked to fetch the 256 bytes around it on a miss (the
-// L2::256B hint; see cp_async): for kernels that read the rest of those bytes soon. As its word
-// (PackWords), or as a Pack.
-template <typename T, int N>
-__device__ __forceinline__ PackWords<T, N> load_prefetching_words(const Pack<T, N>* src) {
+// A pack loaded from global memory in one 16-byte access, as its words (PackWords) or as a Pack.
+// `Prefetch`: L2 is asked to fetch the 256 bytes around it on a miss (the L2::256B hint; see
+// cp_async), for kernels that read the rest of those bytes soon and not at once themselves.
+template <bool Prefetch, typename T, int N>
+__device__ __forceinline__ PackWords<T, N> load_global_words(const Pack<T, N>* src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (sizeof(Pack<T, N>) == 16) {
     uint4 w;
-    asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-        : "l"(src));
+    if constexpr (Prefetch)
+      asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+          : "l"(src));
+    else
+      asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+          : "l"(src));
     return w;
   }
 #endif
@@ -197,7 +202,7 @@ __device__ __forceinline__ PackWords<T, N> load_prefetching_words(const Pack<T, 
 
 template <typename T, int N>
 __device__ __forceinline__ Pack<T, N> load_prefetching(const Pack<T, N>* src) {
-  return from_words<T, N>(load_prefetching_words(src));
+  return from_words<T, N>(load_global_words<true>(src));
 }
 
 // A 16-byte pack read from shared memory afresh each time (volatile): for kernels that re-read a

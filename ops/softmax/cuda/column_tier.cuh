@@ -380,9 +380,9 @@ __global__ void __launch_bounds__(kColumnMaxThreads, column_kernel_min_blocks<T,
     v[r] = fill_words;
     if constexpr (Bwd) d[r] = fill_words;
     if (r * TY < live) {
-      v[r] = load_prefetching_words(reinterpret_cast<const P*>(a + offset) + r * stride);
+      v[r] = load_global_words<true>(reinterpret_cast<const P*>(a + offset) + r * stride);
       if constexpr (Bwd)
-        d[r] = load_prefetching_words(reinterpret_cast<const P*>(b + offset) + r * stride);
+        d[r] = load_global_words<true>(reinterpret_cast<const P*>(b + offset) + r * stride);
     }
     // Opaque from here on: nvcc otherwise splits the words into 16-bit pieces at the branch's
     // merge (one PRMT each, and 8-24 bytes of spill at 80 registers).

@@ -335,6 +335,16 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
   // (The direct loads of dy cover aligned rows and the element-by-element path, not a Shifted
   // row's last pack: the 16-bit backward's lanes take no Shifted kernel.)
   static_assert(!(kDirect && Bwd && Shifted), "direct backward loads: no Shifted kernel");
+  // Direct loads ask L2 for the 256 bytes around each miss (load_global_words' Prefetch) in
+  // blocks, not in lanes, whose warps load whole rows at once themselves. H200 kernel times, two
+  // rounds, hinted -> plain lanes: [2097152, 32] float16 65.60 / 65.69 -> 64.96 / 64.99 us,
+  // bfloat16 65.79 -> 65.15 / 65.02, float32 127.58 -> 126.88 / 126.85; [262144, 128] float16
+  // 34.24 / 34.43 -> 34.11 / 33.86, bfloat16 34.24 / 34.34 -> 33.73 / 33.82; [67108, 1000] 67.07
+  // / 67.23 -> 66.53 / 66.78; [131072, 64] float32 18.37 -> 18.08 / 18.21; backward [131072, 64]
+  // float16 15.17 / 15.04 -> 14.85 / 14.69; [524288, 128] float16 65.22 / 64.86 -> 65.57 / 65.73
+  // (an earlier call, 66.14 / 65.95 -> 65.86 / 65.70), bfloat16 66.40 / 66.05 -> 65.63 / 65.76;
+  // rows of a few MiB within 1%. The held blocks' [1024, 2048] float32 lost 1.7% unhinted.
+  constexpr bool kPrefetchDirect = G != RowGroup::kLanes;
   // The 16-bit backward's Full lanes keep y and dy as their 16-bit words and convert them in
   // each of the two passes (the sum of the terms, the output), instead of holding both as floats
   // across the row's sum: a pack of each costs 4 registers, its floats 8 (forget_words keeps the
@@ -946,8 +956,9 @@ __global__ void __launch_bounds__(G == RowGroup::kLanes ? kLanesTierThreads
               if (last_row && past_end(p, row_shift)) {
                 loaded[p] = as_words(load_inside(ra, p, row_shift, T(-INFINITY)));
               } else {
-                loaded[p] = load_prefetching_words(src + p * pack_step);
-                if constexpr (Bwd) loaded_b[p] = load_prefetching_words(src_b + p * pack_step);
+                loaded[p] = load_global_words<kPrefetchDirect>(src + p * pack_step);
+                if constexpr (Bwd)
+                  loaded_b[p] = load_global_words<kPrefetchDirect>(src_b + p * pack_step);
               }
             }
           }
