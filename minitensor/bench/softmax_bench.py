@@ -188,15 +188,14 @@ def run_sweep(device: BenchDevice, typed_cases: list[TypedCase], options: SweepO
               notes: list[str]) -> SweepResult:
     op = sweep_op(options)
     copy = device.copy_bandwidth(options.config)
+    typed_cases = [replace(typed, tensors_moved=op.tensors_moved) for typed in typed_cases]
     if device.warm_up_first_case and typed_cases:
-        first = replace(typed_cases[0], tensors_moved=op.tensors_moved)
-        run_case(first, device, options, copy.gbs, op)  # untimed: see BenchDevice
+        run_case(typed_cases[0], device, options, copy.gbs, op)  # untimed: see BenchDevice
         device.release_memory()
         notes = [*notes, "the first case ran once, untimed, before the sweep"]
     results: list[CaseResult] = []
     with Progress(len(typed_cases), op.name) as progress:
         for typed in typed_cases:
-            typed = replace(typed, tensors_moved=op.tensors_moved)
             progress.describe(f"{typed.case.group} {typed.case.shape_text} dim={typed.case.dim} {typed.dtype}")
             results.append(run_case(typed, device, options, copy.gbs, op))
             device.release_memory()
