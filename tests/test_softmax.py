@@ -815,6 +815,9 @@ def test_cuda_long_row_short_tail(log, dtype, rng):
     "MT_SOFTMAX_GRID_ROWS=1",            # tier 3d ahead of the cluster tiers, a block or two a row
     "MT_SOFTMAX_GRID_EVICT_CACHED=0",    # tier 3d's cached copies without the L2 evict-first hint
     "MT_SOFTMAX_GRID_TAGGED=0",          # tier 3d's float partials met at a grid barrier
+    "MT_SOFTMAX_GRID_ONLINE=0",          # tier 3d's cached packs summed in two steps (max, exps)
+    "MT_SOFTMAX_GRID_ONLINE=1",          # ... and online as they land, float64's log_softmax too
+    "MT_SOFTMAX_GRID_OUT_EVICT=-1",      # tier 3d's output stores streaming where chunks are held
 ])
 def test_cuda_long_rows_under_overrides(setting):
     """The long-row cases (and the rows with -inf parts) under each override."""

@@ -119,6 +119,24 @@ __device__ __forceinline__ void store_global_whole(Pack<T, N>* dst, const Pack<T
   store_whole(dst, p);
 }
 
+// store_global_whole of a 16-byte pack under an L2 policy from l2_policy (one store instruction
+// whatever the policy).
+template <typename T, int N>
+__device__ __forceinline__ void store_global_hinted(Pack<T, N>* dst, const Pack<T, N>& p,
+                                                    uint64_t policy) {
+  static_assert(sizeof(Pack<T, N>) == 16, "16-byte packs only");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 w;
+  memcpy(&w, &p, sizeof(p));
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(dst),
+               "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(policy)
+               : "memory");
+#else
+  (void)policy;
+  store_global_whole(dst, p);
+#endif
+}
+
 // store_global_whole of a 16-byte pack where `store` holds: a predicated store, with no branch
 // around it and its address computed either way (under a branch the compiler rebuilt each
 // pack's 64-bit address from the kernel's parameters).

@@ -499,6 +499,20 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   static const bool evict_cached = env_int("MT_SOFTMAX_GRID_EVICT_CACHED", 1) != 0;
   static const bool hold_tail = env_int("MT_SOFTMAX_GRID_HOLD_TAIL", 1) != 0;
   static const bool tagged = env_int("MT_SOFTMAX_GRID_TAGGED", 1) != 0;
+  // The output's stores streaming (st.global.cs: L2 drops their lines first) where pass 2 reads
+  // a tail back from L2, which they would evict; at the normal priority where the blocks hold
+  // their chunks whole, so that L2 drops the cached copies' evict-first lines before them (H200
+  // kernel times, two rounds: held [1, 16777216] float16 24.70 / 24.74 -> 24.58 / 24.45 us, [2,
+  // 8388608] 24.35 -> 24.1, [1, 1048576] backward 6.34 -> 6.27; read back, float32 [1, 16777216]
+  // 48.0 / 48.2 -> 48.9 / 48.6 and backward float16 42.3 -> 42.6 lost).
+  static const int forced_out_evict = env_int("MT_SOFTMAX_GRID_OUT_EVICT", -2);
+  const int out_evict = forced_out_evict >= -1 ? forced_out_evict
+                        : grid_rows_held<T, Log, Bwd>(rows, cols) ? int(L2Evict::kNormal)
+                                                                  : -1;
+  // The cached packs summed online as they land (grid_row_tier.cuh) in 16- and 32-bit types;
+  // float64's log_softmax keeps its two steps (not measured online).
+  static const int forced_online = env_int("MT_SOFTMAX_GRID_ONLINE", -1);
+  const bool online = forced_online >= 0 ? forced_online != 0 : sizeof(T) <= 4;
   const unsigned tag = tagged && kTaggable<T> ? next_partials_tag() : 0;  // 0: the grid barrier
   // A 16-byte slot a block: a TaggedPartial, or float64's MaxSum.
   cuda::ScratchBuffer scratch(size_t(rows * chunks) * sizeof(TaggedPartial));
@@ -509,7 +523,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   const cudaError_t err = cudaLaunchKernelEx(
       &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
       static_cast<T*>(p.out), cols, chunk, chunks, int(grid_row_cache_packs<Bwd>()), vec,
-      evict_cached, hold_tail, tag, scratch.as<MaxSum<A>>());
+      evict_cached, hold_tail, out_evict, online, tag, scratch.as<MaxSum<A>>());
   if (err == cudaErrorCooperativeLaunchTooLarge) {  // another context holds part of the GPU
     (void)cudaGetLastError();
     return false;

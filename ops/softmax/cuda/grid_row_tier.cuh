@@ -131,7 +131,8 @@ template <typename T, bool Log, bool Bwd>
 __global__ void __launch_bounds__(kGridRowThreads, 2)
     softmax_grid_row_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                             int64_t cols, int64_t chunk, int64_t chunks, int cache_packs, bool vec,
-                            bool evict_cached, bool hold_tail, unsigned tag,
+                            bool evict_cached, bool hold_tail, int out_evict,
+                            bool online_requested, unsigned tag,
                             MaxSum<acc_t<T>>* __restrict__ partials) {
   using A = acc_t<T>;
   constexpr int N = pack_size<T>();
@@ -226,8 +227,8 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
     });
   }
   // The thread's part: the backward's sum, or the forward's (max, sum of exp) -- online over the
-  // uncached tail (read once), in two steps over the cached packs (the max as they land, then the
-  // exps with it: one exp an element, none to rescale).
+  // uncached tail (read once); over the cached packs online as they land (`online`), or in two
+  // steps (the max as they land, then the exps with it: one exp an element, none to rescale).
   //
   // The tail's loads queue behind the block's copies: reduced first, it held every thread until
   // nearly all the block's bytes had landed, with none of the batches' work done. So the batches
@@ -235,8 +236,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // two runs each: [1, 16777216] float32 70.2 -> 66.7 us, backward float16 59.5 -> 58.7, float32
   // 113.1 -> 111.5; 16-bit forward, [1, 1048576] and float64 alike). float64 softmax keeps the
   // tail first: the other order cost it 100 bytes of spills, and its tails, past the shared
-  // memory, are long anyway. (Reducing the 16-bit batches online as they land, with the tail
-  // last, measured slower: [1, 16777216] float16 35.7 -> 36.6 us.)
+  // memory, are long anyway.
   constexpr bool kTailFirst = kKeepExp && sizeof(T) == 8;
   MaxSum<A> st = maxsum_identity<A>();
   P ta = zero, tb = zero;  // the tail's first pack, when last
@@ -258,13 +258,26 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   P cached_max;
 #pragma unroll
   for (int j = 0; j < N; ++j) cached_max.v[j] = fill;
+  // `online` (the host's choice; a forward that keeps no exps): each cached pack's exps summed as
+  // it lands (maxsum_push: the running max, a rescale when it grows), not a max pass and then an
+  // exps pass after the last batch, which left the blocks whose copies landed last ~2 us of exps
+  // before they could meet (a phase timeline of [1, 16777216] float16 on an H200). H200 kernel
+  // times, two rounds: [1, 16777216] float16 24.93 / 24.83 -> 24.32 / 24.35 us, bfloat16 24.93 /
+  // 24.96 -> 24.57 / 24.70, log_softmax float32 47.04 / 47.42 -> 46.50 / 45.76; [4, 1048576]
+  // float16 10.24 -> 10.05 (an H100 had measured it slower, 35.7 -> 36.6, in an earlier form).
+  const bool online = online_requested && !Bwd && !kKeepExp;
   for (int batch = 0; batch < batches; ++batch) {
     cp_async_wait(batches - 1 - batch);
     each_cached(batch, [&](int p) {
-      if constexpr (Bwd)
+      if constexpr (Bwd) {
         backward_pack_sum<Log>(st.s, load_whole(&cache_a[p]), load_whole(&cache_b[p]));
-      else
+      } else if (online) {
+        A x[N];
+        unpack<N>(load_whole(&cache_a[p]), x);
+        maxsum_push<split_row_fast_exp<T>()>(st, x);
+      } else {
         cached_max = pack_max(cached_max, load_whole(&cache_a[p]));
+      }
     });
   }
   // The forward's running max takes in the cached packs' (so a tail reduced after them is
@@ -288,7 +301,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // kKeepExp). A thread that has seen only -inf (or padding) keeps (-inf, 0).
   const A m_t = st.m;
   if constexpr (!Bwd) {
-    if (m_t != A(-INFINITY)) {
+    if (m_t != A(-INFINITY) && !online) {
       // Pass 1's exps are the split row's stats' (split_row_fast_exp: float64's exp_nonpositive
       // too); float64's output pass keeps exp() (float64_exp.cuh has the times of both).
       const ShiftedExp<split_row_fast_exp<T>(), A> ex(m_t);
@@ -321,10 +334,23 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   }
   const A coef = Bwd ? A(0) : fwd_coef<Log>(row.s, row.m);
   T* ro = out + ch.row * cols + ch.c0;
+  // The output's stores: streaming (st.global.cs) for out_evict < 0, else hinted with that
+  // L2Evict (launch_grid_row_tier says which the host picks).
+  const uint64_t out_policy = l2_policy(out_evict == 2 ? L2Evict::kLast
+                                        : out_evict == 1 ? L2Evict::kFirst
+                                                         : L2Evict::kNormal);
+  const auto put = [&](int p, const A (&o)[N]) {
+    const int64_t col = int64_t(p) * N;
+    if (out_evict >= 0 && vec && col + N <= ch.len)
+      store_global_hinted(reinterpret_cast<P*>(ro + col), pack_of<T>(o), out_policy);
+    else
+      store_pack<N, true>(ro, col, ch.len, vec, o);
+  };
 
   // Pass 2: the tail first, which pass 1 read last, from its end back: L2 holds the lines read
   // last, which a tail longer than L2 would evict on its way from the front. The output's lines
-  // go first from L2 (evict-first stores), ahead of the tail's. H100 kernel times, both toggled in
+  // go first from L2 (streaming stores, where a tail is read back), ahead of the tail's. H100
+  // kernel times, both toggled in
   // one build, two runs each, forward / backward: [1, 16777216] float32 66.9 -> 63.2 / 111.3 ->
   // 105.9 us, float64 151.1 -> 148.6 / 224.1 -> 218.3, [64, 152064] float64 90.4 -> 86.4 (the
   // reversed tail gave most). float64's forward is at the mercy of register allocation under the
@@ -338,7 +364,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
       const int p = tail0 + u * kGridRowThreads;
       A o[N];
       grid_row_out<Log, Bwd>(held_tail[u], zero, row, coef, o);
-      if (p < npk) store_pack<N, true>(ro, int64_t(p) * N, ch.len, vec, o);
+      if (p < npk) put(p, o);
     }
   }
   for (int p0 = kept + tid + last_round * kRound; p0 >= kept; p0 -= kRound) {
@@ -349,7 +375,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
       const int p = p0 + u * kGridRowThreads;
       A o[N];
       grid_row_out<Log, Bwd>(pa[u], pb[u], row, coef, o);
-      if (p < npk) store_pack<N, true>(ro, int64_t(p) * N, ch.len, vec, o);
+      if (p < npk) put(p, o);
     }
   }
   // Then the cached packs. kKeepExp: exp(x - m_t) to the output, one factor a thread. A thread
@@ -367,7 +393,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
       grid_row_out<Log, Bwd>(load_whole(&cache_a[p]), Bwd ? load_whole(&cache_b[p]) : zero, row,
                              coef, o);
     }
-    store_row_pack<N, true>(ro, int64_t(p) * N, ch.len, vec, o);  // an aligned chunk: whole packs
+    put(p, o);
   }
 }
 

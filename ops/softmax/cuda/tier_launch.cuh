@@ -44,7 +44,9 @@ struct Ptrs {
 // MT_SOFTMAX_HELD_BLOCKS=0/1 never / from 32 threads the held blocks of 16-bit and float32 rows,
 // MT_SOFTMAX_GRID_ROWS=0/1 never / first for few rows the whole-GPU tier,
 // MT_SOFTMAX_GRID_CACHE_PACKS the packs of each tensor its blocks cache,
-// MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines at the normal priority. The
+// MT_SOFTMAX_GRID_EVICT_CACHED=0 leaves its cached copies' L2 lines at the normal priority,
+// MT_SOFTMAX_GRID_OUT_EVICT its output stores' L2 policy (-1 streaming, else an L2Evict: 0 normal,
+// 1 first, 2 last), MT_SOFTMAX_GRID_ONLINE=0/1 its cached packs summed in two steps / online. The
 // column tiers' (softmax_cuda_columns.cu) are listed at their launchers.
 inline int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
