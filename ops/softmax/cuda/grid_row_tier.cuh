@@ -352,9 +352,10 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // go first from L2 (streaming stores, where a tail is read back), ahead of the tail's. H100
   // kernel times, both toggled in one build, two runs each, forward / backward: [1, 16777216]
   // float32 66.9 -> 63.2 / 111.3 -> 105.9 us, float64 151.1 -> 148.6 / 224.1 -> 218.3, [64,
-  // 152064] float64 90.4 -> 86.4 (the reversed tail gave most). float64's forward is at the mercy of register allocation under the
-  // 64-register cap: as built here (40 bytes of spills, 12 in that build) it measured 155 us on
-  // [1, 16777216] as before and 90.3 on [64, 152064] (92.6 before).
+  // 152064] float64 90.4 -> 86.4 (the reversed tail gave most). float64's forward is at the
+  // mercy of register allocation under the 64-register cap: as built here (40 bytes of spills, 12
+  // in that build) it measured 155 us on [1, 16777216] as before and 90.3 on [64, 152064] (92.6
+  // before).
   constexpr int kRound = U * kGridRowThreads;  // the tail's packs a round of the block's threads
   const int last_round = npk > kept && !held ? (npk - kept - 1) / kRound : -1;
   if (held) {
