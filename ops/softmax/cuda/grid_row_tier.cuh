@@ -274,10 +274,11 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
   // 23.84; [1, 1048576] and [4, 1048576] within 2%. (Batches of the cached packs made more and
   // shorter as well, so that fewer exps follow the last copies, lost: 24.64 / 24.45.)
   const bool tail_early = held && online;
-  if (tail_early) {
+  const auto sum_held_tail = [&] {
     const P none[kHeldTail] = {};
     tail_pack_sums<Log, Bwd>(st, held_tail, none);
-  }
+  };
+  if (tail_early) sum_held_tail();
   for (int batch = 0; batch < batches; ++batch) {
     cp_async_wait(batches - 1 - batch);
     each_cached(batch, [&](int p) {
@@ -300,10 +301,7 @@ __global__ void __launch_bounds__(kGridRowThreads, 2)
     st = maxsum_combine(st, MaxSum<A>{tree_reduce(mx, MaxOp()), A(0)});
   }
   if (held) {
-    if (!tail_early) {
-      const P none[kHeldTail] = {};
-      tail_pack_sums<Log, Bwd>(st, held_tail, none);
-    }
+    if (!tail_early) sum_held_tail();
   } else if constexpr (!kTailFirst) {
     if (tail0 < npk) {
       const P first_a[1] = {ta}, first_b[1] = {tb};
