@@ -504,6 +504,17 @@ def test_cuda_held_rows_under_overrides(setting):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_CLUSTER_PERSISTENT=0",
+                                     "MT_SOFTMAX_CLUSTER_PERSISTENT=1"])
+def test_cuda_wide_clusters_under_overrides(setting):
+    """Rows past 16 blocks of 512 threads (float64's forward of 131,080 values, float32's
+    backward of 131,080, 151,936 and 262,144) in clusters that loop over rows through a ring of
+    stages (=1) and in a cluster a row (=0), whichever the shape's rule picks by default."""
+    rerun_under_override(setting, "(test_cuda_tiers or test_cuda_backward_tiers) and "
+                         "(x131080 or x151936 or 40x262144)")
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("setting", ["MT_SOFTMAX_REREAD=0", "MT_SOFTMAX_REREAD=1"])
 def test_cuda_backward_reread_rows_under_overrides(setting):
     """The backward's rows of many without tier 2r (the block tier's ring), and tier 2r forced
@@ -664,6 +675,10 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # of 152K (16-bit: tier 2r's clusters; float32: persistent
                                   # 16-block clusters, two stages)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
+                                  # float32 rows of 256K over more rows than tier 3d takes:
+                                  # 16-block clusters of 1,024 threads, a cluster a row (their
+                                  # ring would hold one stage)
+                                  ((40, 262144), 1),
                                   # few float32 rows of 160K or more: the whole-GPU tier
                                   ((6, 180000), 1),
                                   # float64 rows over 16 blocks' shared memory (tier 3b), two

@@ -606,6 +606,17 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
     const int one_stage =
         active_clusters(kernel, cs, threads, row_ring_bytes<Bwd>(1, threads, PACKS));
     persistent = one_stage < std::max(ring, 2) * looping;
+  } else if (persistent && Bwd && row_ring_stages<Bwd>(threads, PACKS, true) == 1) {
+    // The backward's persistent clusters (rows past 16 blocks of 512 threads) whose ring holds
+    // one stage prefetch nothing: a cluster a row instead, the scheduler overlapping whole
+    // clusters. H200 kernel times, two rounds, persistent -> a cluster a row: float32 [64, 262144]
+    // 76.1 / 76.1 -> 69.1 / 68.1 us (log_softmax 78.0 -> 69.2), [40, 256000] 47.7 / 47.4 -> 45.3
+    // / 44.9, [256, 250000] 293.4 / 293.8 -> 284.9 / 284.8, [64, 240000] 71.9 / 71.7 -> 70.8 /
+    // 70.4; float16 [48, 524288] 56.7 / 56.7 -> 55.6 / 54.5, [64, 480000] 72.8 / 72.4 -> 71.1 /
+    // 70.9. Where two stages fit the ring stays: a cluster a row, two blocks an SM, measured
+    // mixed (float32 [64, 152064] 34.5 -> 33.7, [300, 152064] 139.7 -> 134.5, but [300, 131080]
+    // 129.7 -> 134.8, [256, 131080] 112.3 -> 115.6, [64, 160000] 37.5 -> 38.8).
+    persistent = false;
   }
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
