@@ -14,7 +14,9 @@
 // the scheduler packs those clusters' blocks onto fewer SMs is what this answers. First run
 // (sixty-sixth session, H200): a cluster's blocks each take an SM of their own while the launch
 // fits the SMs its cluster size reaches, but those are fewer than 132: 128 blocks in clusters of
-// 4 or 8 found only 120 SMs (16: 112; 2: 128), so 8-16 SMs held two.
+// 4 or 8 found only 120 SMs (16: 112; 2: 128), so 8-16 SMs held two. The last two shapes ask
+// the same of the float32 backward's 16-block clusters two an SM: whether a cluster's blocks
+// share SMs (its blocks then load and reduce in step) or each sits beside another cluster's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -71,6 +73,9 @@ int main() {
       {"[64, 32768] fewest", 64, 2, 256, 3},    {"[64, 32768] 128 thr", 64, 4, 128, 6},
       {"[8, 131072] fewest", 8, 8, 256, 3},     {"[8, 131072] 128 thr", 8, 16, 128, 6},
       {"[32, 131072] 128 thr", 32, 16, 128, 6},
+      // The float32 backward's wide rows a cluster a row, two blocks an SM (shared memory):
+      // 608 threads ran faster than the persistent ring, 544 slower (seventy-second session).
+      {"bwd [64, 152064] 608", 16, 16, 608, 2}, {"bwd [64, 131080] 544", 16, 16, 544, 2},
   };
   Placement* d_out = nullptr;
   CHECK(cudaMalloc(&d_out, 4096 * sizeof(Placement)));
