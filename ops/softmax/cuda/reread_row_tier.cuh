@@ -16,7 +16,7 @@
 // a lane ([16384, 4096] 93.2 -> 92.8 against two barriers, [1024, 4096] 7.7 -> 7.55). A trip that
 // leaves threads idle lost ([8192, 6144], 768 packs: 73.3 -> 77.7; [1024, 10240], 1280: 18.2 ->
 // 18.8), as did 8-byte packs (Inductor's layout for trips of 2048 values; [16384, 4096] 107) and
-// blocks of 256 or 1024 threads at two packs a thread on some rows (the launchers in
+// blocks of 256 or 1024 threads at two packs a thread on some rows (its launchers in
 // softmax_cuda.cu have the rest).
 #pragma once
 

@@ -1,7 +1,8 @@
 // Tiers 1, 2 and 3a's plan (staged_row_tier.cuh): the row groups, which kernels each op has
 // (held rows and blocks, direct loads, packs as words, Shifted rows), the packs a thread owns,
-// the ring's bytes and the registers a thread may take. The kernel and its launches
-// (softmax_cuda.cu) read these compile-time choices; each says where it was measured.
+// the ring's bytes and the registers a thread may take. The kernel, its launches
+// (staged_row_launch.cuh) and the ladder (softmax_cuda.cu) read these compile-time choices; each
+// says where it was measured.
 #pragma once
 
 #include <cstdint>
