@@ -508,8 +508,9 @@ def test_cuda_held_rows_under_overrides(setting):
                                      "MT_SOFTMAX_CLUSTER_PERSISTENT=1"])
 def test_cuda_wide_clusters_under_overrides(setting):
     """Rows past 16 blocks of 512 threads (float64's forward of 131,080 values, float32's
-    backward of 131,080, 151,936 and 262,144) in clusters that loop over rows through a ring of
-    stages (=1) and in a cluster a row (=0), whichever the shape's rule picks by default."""
+    backward of 131,080, 151,936 and 262,144) in clusters of the wide packs that loop over rows
+    through a ring of stages (=1) and in a cluster a row (=0), whichever the shape's rule picks by
+    default (the backward's rows of 262,144 take twice the packs a thread by default)."""
     rerun_under_override(setting, "(test_cuda_tiers or test_cuda_backward_tiers) and "
                          "(x131080 or x151936 or 40x262144)")
 
@@ -676,9 +677,11 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   # 16-block clusters, two stages)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
                                   # float32 rows of 256K over more rows than tier 3d takes:
-                                  # 16-block clusters of 1,024 threads, a cluster a row (their
-                                  # ring would hold one stage)
-                                  ((40, 262144), 1),
+                                  # a cluster a row of 16 blocks at twice the wide packs (two
+                                  # blocks of the wide packs' 1,024 threads would not fit an SM);
+                                  # so too many misaligned rows past 16 blocks of 512 threads
+                                  # (float32; the Shifted kernel), and 16-bit rows of 400K
+                                  ((40, 262144), 1), ((264, 131075), 1), ((20, 400000), 1),
                                   # few float32 rows of 160K or more: the whole-GPU tier
                                   ((6, 180000), 1),
                                   # float64 rows over 16 blocks' shared memory (tier 3b), two

@@ -325,17 +325,6 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
     const int one_stage =
         active_clusters(kernel, cs, threads, row_ring_bytes<Bwd>(1, threads, PACKS));
     persistent = one_stage < std::max(ring, 2) * looping;
-  } else if (persistent && Bwd && row_ring_stages<Bwd>(threads, PACKS, true) == 1) {
-    // The backward's persistent clusters (rows past 16 blocks of 512 threads) whose ring holds
-    // one stage prefetch nothing: a cluster a row instead, the scheduler overlapping whole
-    // clusters. H200 kernel times, two rounds, persistent -> a cluster a row: float32 [64, 262144]
-    // 76.1 / 76.1 -> 69.1 / 68.1 us (log_softmax 78.0 -> 69.2), [40, 256000] 47.7 / 47.4 -> 45.3
-    // / 44.9, [256, 250000] 293.4 / 293.8 -> 284.9 / 284.8, [64, 240000] 71.9 / 71.7 -> 70.8 /
-    // 70.4; float16 [48, 524288] 56.7 / 56.7 -> 55.6 / 54.5, [64, 480000] 72.8 / 72.4 -> 71.1 /
-    // 70.9. Where two stages fit the ring stays: a cluster a row, two blocks an SM, measured
-    // mixed (float32 [64, 152064] 34.5 -> 33.7, [300, 152064] 139.7 -> 134.5, but [300, 131080]
-    // 129.7 -> 134.8, [256, 131080] 112.3 -> 115.6, [64, 160000] 37.5 -> 38.8).
-    persistent = false;
   }
   const int stages = row_ring_stages<Bwd>(threads, PACKS, persistent);
   const int64_t smem = row_ring_bytes<Bwd>(stages, threads, PACKS);
@@ -352,6 +341,33 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
                                    static_cast<const T*>(p.b), static_cast<T*>(p.out), rows, cols,
                                    chunk, staged_block_shape(threads, 0), stages, vec));
   return true;
+}
+
+// The backward's rows past 16 blocks of 512 threads' wide packs (float32 rows of 131K-262K values,
+// 16-bit ones of 262K-524K), which wide_row_clusters gives 16 blocks of up to 1,024 threads and
+// persistent clusters: a cluster a row of 16 blocks of twice the packs a thread (half the threads;
+// QuACK's backward takes 16 blocks of 256) over many rows (twice the SMs or more), and over fewer
+// where two of the wide packs' blocks would not fit an SM (past ~672 threads at their 48
+// registers). There the persistent ring held one block an SM on 112 of the 132 SMs (seven 16-block
+// clusters), and where its ring held one stage a cluster a row ran (one block an SM, 14 clusters).
+// H200 kernel times, two rounds, before -> after: float32 [2048, 151936] 925.9 / 930.1 -> 879.5 /
+// 879.8 us, [300, 131080] 130.1 / 130.9 -> 119.9 / 119.6, [300, 152064] 139.5 / 139.3 -> 135.4 /
+// 135.0; fewer rows, [64, 200000] 51.0 / 53.0 -> 47.7 / 47.6, [40, 256000] 45.1 / 45.5 -> 43.6 /
+// 44.1; float16 [48, 524288] 55.6 / 54.4 -> 52.7 / 52.5, [64, 480000] 69.4 / 69.6 -> 68.3 / 68.6.
+// Fewer rows of two such blocks an SM keep the persistent ring: there the new clusters lost ([16,
+// 152064] 12.2 -> 12.9, [64, 152064] 35.0 -> 36.4, its log_softmax 35.1 -> 36.3; [128, 152064] 63.0
+// either way, [64, 160000] 37.6 -> 37.6) or won ([64, 131080] 35.1 -> 31.8).
+// MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 keeps the wide packs (a cluster a row / persistent).
+template <typename T, bool Log, bool Bwd, int PACKS>
+bool backward_rows_take_double_packs(int64_t rows, int64_t cols, int64_t cs, bool persistent) {
+  if constexpr (Bwd && sizeof(T) <= 4 && PACKS == block_row_packs<T, true, true>()) {
+    static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+    if (!persistent || forced_persistent >= 0) return false;
+    const int threads = row_block_threads<T, PACKS>(cols, cs);
+    return rows >= 2 * int64_t(device_info().sm_count) ||
+           staged_blocks_per_sm<T, PACKS, Log, Bwd, RowGroup::kCluster>(threads) < 2;
+  }
+  return false;
 }
 
 // Tiers 2 and 3a with PACKS packs a thread (`persistent`: tier 3a's clusters loop over rows, see
@@ -378,6 +394,9 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
   if (cs > kMaxClusterBlocks || !dev.clusters || cols >= (int64_t(1) << 30) ||
       rows * cs < dev.sm_count / 2)
     return false;
+  if constexpr (Bwd && sizeof(T) <= 4 && PACKS == block_row_packs<T, true, true>())
+    if (backward_rows_take_double_packs<T, Log, Bwd, PACKS>(rows, cols, cs, persistent))
+      return launch_cluster_row_tier<T, 2 * PACKS, Log, Bwd>(p, rows, cols, int(cs), false, vec);
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec);
 }
 
