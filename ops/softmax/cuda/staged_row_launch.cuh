@@ -358,16 +358,14 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
 // 152064] 12.2 -> 12.9, [64, 152064] 35.0 -> 36.4, its log_softmax 35.1 -> 36.3; [128, 152064] 63.0
 // either way, [64, 160000] 37.6 -> 37.6) or won ([64, 131080] 35.1 -> 31.8).
 // MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 keeps the wide packs (a cluster a row / persistent).
-template <typename T, bool Log, bool Bwd, int PACKS>
+// (launch_block_or_cluster asks it for the backward's 16- and 32-bit wide packs only.)
+template <typename T, bool Log, int PACKS>
 bool backward_rows_take_double_packs(int64_t rows, int64_t cols, int64_t cs, bool persistent) {
-  if constexpr (Bwd && sizeof(T) <= 4 && PACKS == block_row_packs<T, true, true>()) {
-    static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
-    if (!persistent || forced_persistent >= 0) return false;
-    const int threads = row_block_threads<T, PACKS>(cols, cs);
-    return rows >= 2 * int64_t(device_info().sm_count) ||
-           staged_blocks_per_sm<T, PACKS, Log, Bwd, RowGroup::kCluster>(threads) < 2;
-  }
-  return false;
+  static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+  if (!persistent || forced_persistent >= 0) return false;
+  const int threads = row_block_threads<T, PACKS>(cols, cs);
+  return rows >= 2 * int64_t(device_info().sm_count) ||
+         staged_blocks_per_sm<T, PACKS, Log, true, RowGroup::kCluster>(threads) < 2;
 }
 
 // Tiers 2 and 3a with PACKS packs a thread (`persistent`: tier 3a's clusters loop over rows, see
@@ -395,7 +393,7 @@ bool launch_block_or_cluster(const Ptrs& p, int64_t rows, int64_t cols, int64_t 
       rows * cs < dev.sm_count / 2)
     return false;
   if constexpr (Bwd && sizeof(T) <= 4 && PACKS == block_row_packs<T, true, true>())
-    if (backward_rows_take_double_packs<T, Log, Bwd, PACKS>(rows, cols, cs, persistent))
+    if (backward_rows_take_double_packs<T, Log, PACKS>(rows, cols, cs, persistent))
       return launch_cluster_row_tier<T, 2 * PACKS, Log, Bwd>(p, rows, cols, int(cs), false, vec);
   return launch_cluster_row_tier<T, PACKS, Log, Bwd>(p, rows, cols, int(cs), persistent, vec);
 }
