@@ -38,7 +38,8 @@ struct Ptrs {
 // lanes tier's block size, MT_SOFTMAX_ROW_THREADS the most threads a block of the block and cluster
 // tiers has, MT_SOFTMAX_ROW_PACKS=1/2 forces their narrow/wide packs,
 // MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 a cluster for every row / clusters that loop over rows in the
-// cluster tier, MT_SOFTMAX_CLUSTER_THREADS the threads a block of a wide-pack cluster aims at,
+// cluster tier (the backward's long rows in the wide packs either way),
+// MT_SOFTMAX_CLUSTER_THREADS the threads a block of a wide-pack cluster aims at,
 // MT_SOFTMAX_FEW_ROWS_CLUSTER the most blocks a row of few rows is spread over,
 // MT_SOFTMAX_HELD_ROWS=0/1 never / wherever they fit the held rows of few 16-bit rows,
 // MT_SOFTMAX_HELD_BLOCKS=0/1 never / from 32 threads the held blocks of 16-bit and float32 rows,
