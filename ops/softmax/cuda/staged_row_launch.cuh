@@ -285,6 +285,14 @@ bool cluster_rows_active(int64_t rows, int64_t cols, int64_t cs) {
   return rows <= active_clusters(kernel, int(cs), threads, row_ring_bytes<Bwd>(1, threads, PACKS));
 }
 
+// MT_SOFTMAX_CLUSTER_PERSISTENT: -1 unset, 0/1 tier 3a's clusters forced to a cluster a row /
+// persistent (launch_cluster_row_tier), which also keeps the backward's wide packs
+// (backward_rows_take_double_packs).
+inline int forced_cluster_persistent() {
+  static const int forced = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+  return forced;
+}
+
 // Tier 3a: each row over the `cs` blocks of a cluster, staged in their rings. `persistent`
 // (MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 forces it off/on): as many clusters as fit at once, looping
 // over rows with a ring of several stages; else a cluster a row with one stage (the scheduler
@@ -305,7 +313,7 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
   const auto kernel = staged_row_kernel_for<T, PACKS, Log, Bwd, RowGroup::kCluster, Held>(
                           p, rows, cols, vec, int64_t(Held ? threads * PACKS : chunk) * cs)
                           .fn;
-  static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
+  const int forced_persistent = forced_cluster_persistent();
   if (forced_persistent >= 0) {
     persistent = forced_persistent != 0;
   } else if (persistent && sizeof(T) == 8 && !Bwd) {
@@ -349,20 +357,19 @@ bool launch_cluster_row_tier(const Ptrs& p, int64_t rows, int64_t cols, int cs, 
 // QuACK's backward takes 16 blocks of 256) over many rows (twice the SMs or more), and over fewer
 // where two of the wide packs' blocks would not fit an SM (past ~672 threads at their 48
 // registers). There the persistent ring held one block an SM on 112 of the 132 SMs (seven 16-block
-// clusters), and where its ring held one stage a cluster a row ran (one block an SM, 14 clusters).
-// H200 kernel times, two rounds, before -> after: float32 [2048, 151936] 925.9 / 930.1 -> 879.5 /
-// 879.8 us, [300, 131080] 130.1 / 130.9 -> 119.9 / 119.6, [300, 152064] 139.5 / 139.3 -> 135.4 /
-// 135.0; fewer rows, [64, 200000] 51.0 / 53.0 -> 47.7 / 47.6, [40, 256000] 45.1 / 45.5 -> 43.6 /
-// 44.1; float16 [48, 524288] 55.6 / 54.4 -> 52.7 / 52.5, [64, 480000] 69.4 / 69.6 -> 68.3 / 68.6.
-// Fewer rows of two such blocks an SM keep the persistent ring: there the new clusters lost ([16,
-// 152064] 12.2 -> 12.9, [64, 152064] 35.0 -> 36.4, its log_softmax 35.1 -> 36.3; [128, 152064] 63.0
-// either way, [64, 160000] 37.6 -> 37.6) or won ([64, 131080] 35.1 -> 31.8).
-// MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 keeps the wide packs (a cluster a row / persistent).
+// clusters), and where its ring held one stage a cluster a row ran (one block an SM). H200 kernel
+// times, two rounds, before -> after (the experiment's build, exp/bwd-cs8): float32 [2048, 151936]
+// 925.9 / 930.1 -> 879.5 / 879.8 us, [300, 131080] 130.1 / 130.9 -> 119.9 / 119.6, [300, 152064]
+// 139.5 / 139.3 -> 135.4 / 135.0; fewer rows, [64, 200000] 51.0 / 53.0 -> 47.7 / 47.6, [40, 256000]
+// 45.1 / 45.5 -> 43.6 / 44.1; float16 [48, 524288] 55.6 / 54.4 -> 52.7 / 52.5, [64, 480000] 69.4 /
+// 69.6 -> 68.3 / 68.6. Fewer rows of two such blocks an SM keep the persistent ring: there the new
+// clusters lost ([16, 152064] 12.2 -> 12.9, [64, 152064] 35.0 -> 36.4, its log_softmax 35.1 ->
+// 36.3; [128, 152064] 63.0 either way, [64, 160000] 37.6 -> 37.6) or won ([64, 131080] 35.1 ->
+// 31.8). MT_SOFTMAX_CLUSTER_PERSISTENT=0/1 keeps the wide packs (a cluster a row / persistent).
 // (launch_block_or_cluster asks it for the backward's 16- and 32-bit wide packs only.)
 template <typename T, bool Log, int PACKS>
 bool backward_rows_take_double_packs(int64_t rows, int64_t cols, int64_t cs, bool persistent) {
-  static const int forced_persistent = env_int("MT_SOFTMAX_CLUSTER_PERSISTENT", -1);
-  if (!persistent || forced_persistent >= 0) return false;
+  if (!persistent || forced_cluster_persistent() >= 0) return false;
   const int threads = row_block_threads<T, PACKS>(cols, cs);
   return rows >= 2 * int64_t(device_info().sm_count) ||
          staged_blocks_per_sm<T, PACKS, Log, true, RowGroup::kCluster>(threads) < 2;
