@@ -456,12 +456,13 @@ def cuda_check_both_ways(shape, dim, log, dtype, rng):
 
 def rerun_under_override(setting, tests):
     """Tuning overrides are read once per process: runs the tests `tests` (a -k expression) again
-    in a child pytest with `setting` (NAME=value) in its environment."""
-    name, value = setting.split("=")
+    in a child pytest with `setting` (NAME=value, or several separated by spaces) in its
+    environment."""
+    overrides = dict(item.split("=") for item in setting.split())
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
          "-k", f"({tests}) and not overrides"],
-        env={**os.environ, name: value}, capture_output=True, text=True, timeout=600)
+        env={**os.environ, **overrides}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and " skipped" not in proc.stdout, proc.stdout[-2000:]
 
@@ -504,13 +505,14 @@ def test_cuda_held_rows_under_overrides(setting):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("setting", ["MT_SOFTMAX_CLUSTER_PERSISTENT=0",
-                                     "MT_SOFTMAX_CLUSTER_PERSISTENT=1"])
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_CLUSTER_PERSISTENT=0 MT_SOFTMAX_HELD_BWD=0",
+                                     "MT_SOFTMAX_CLUSTER_PERSISTENT=1 MT_SOFTMAX_HELD_BWD=0"])
 def test_cuda_wide_clusters_under_overrides(setting):
     """Rows past 16 blocks of 512 threads (float64's forward of 131,080 values, float32's
     backward of 131,080, 151,936 and 262,144) in clusters of the wide packs that loop over rows
     through a ring of stages (=1) and in a cluster a row (=0), whichever the shape's rule picks by
-    default (the backward's rows of 262,144 take twice the packs a thread by default)."""
+    default (the backward's rows of 262,144 take twice the packs a thread by default; those of
+    131,080 and 151,936 take tier 2h's registers, turned off here)."""
     rerun_under_override(setting, "(test_cuda_tiers or test_cuda_backward_tiers) and "
                          "(x131080 or x151936 or 40x262144)")
 
@@ -535,6 +537,16 @@ def test_cuda_backward_reread_clusters_under_overrides(setting):
     the whole-GPU tier, which comes first)."""
     rerun_under_override(setting, "test_cuda_backward_tiers and (2x65536 or 1x1048576 or "
                          "6x180000 or 20x151936)")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("setting", ["MT_SOFTMAX_HELD_BWD=0", "MT_SOFTMAX_HELD_BWD=1"])
+def test_cuda_backward_held_rows_under_overrides(setting):
+    """The backward's long 16- and 32-bit rows without tier 2h (tier 3a's clusters), and tier 2h
+    wherever its block fits: float32 rows of 32,768 (128 threads a block) and within one round
+    of clusters (20 x 151936, which 16-bit rows leave to tier 2r's clusters by default)."""
+    rerun_under_override(setting, "test_cuda_backward_tiers and (300x32768 or 20x151936 or "
+                         "64x131080 or 64x152064)")
 
 
 @pytest.mark.cuda
@@ -673,9 +685,13 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((300, 8191), 1), ((300, 12290), 1),
                                   # rows read from the ring: a cluster a row over many rows, a
                                   # misaligned row over a cluster (element by element); few rows
-                                  # of 152K (16-bit: tier 2r's clusters; float32: persistent
-                                  # 16-block clusters, two stages)
+                                  # of 152K (16-bit: tier 2r's clusters; float32, more than a
+                                  # round of its clusters: tier 2h)
                                   ((300, 32768), 1), ((40, 65537), 1), ((20, 151936), 1),
+                                  # rows of 131K-156K floats or 197K 16-bit values over more
+                                  # rows than their 16-block clusters hold at once: held in
+                                  # registers (tier 2h)
+                                  ((64, 152064), 1),
                                   # float32 rows of 256K over more rows than tier 3d takes:
                                   # a cluster a row of 16 blocks at twice the wide packs (two
                                   # blocks of the wide packs' 1,024 threads would not fit an SM);
@@ -686,6 +702,7 @@ def test_cuda_misaligned_views(case, log, dtype, rng):
                                   ((6, 180000), 1),
                                   # float64 rows over 16 blocks' shared memory (tier 3b), two
                                   # rounds of them or more: y cached, dy read again from L2
+                                  # (16- and 32-bit: tier 2h)
                                   ((64, 131080), 1)],
                          ids=case_id)
 def test_cuda_backward_tiers(case, log, dtype, rng):

@@ -9,6 +9,7 @@
 //   1     axis <= 32 lanes x 4-8 packs (~1K)        a warp's lanes, regs or smem   staged_row_tier
 //   2     a row fits 1024 threads' packs            one block, smem staged         staged_row_tier
 //   2r    backward, <= 512 or 1024 packs (16/32b)   one block, read twice (L1/L2)  reread_row_tier
+//   2h    backward, rows of 131K-156K / 197K (16b)  a cluster's registers          reread_row_tier
 //   3a    longer rows, sm_90, <= 16 blocks a row    a cluster, smem ring           staged_row_tier
 //   3b    longer still (float64), sm_90             a cluster's smem (bwd dy: L2)  block_tier
 //   2b    no clusters, a row fits shared memory     one block's shared memory      block_tier
@@ -110,6 +111,37 @@ bool launch_reread_cluster_rows(const Ptrs& p, int64_t rows, int64_t cols) {
     return false;
   return launch_clustered(kernel, rows, cs, threads, 0, static_cast<const T*>(p.a),
                           static_cast<const T*>(p.b), static_cast<T*>(p.out), cols);
+}
+
+// Tier 2h (reread_row_tier.cuh): softmax's aligned 16- and 32-bit backward rows of 131,073 to
+// 155,648 floats or 196,608 16-bit values (a block's share of a 16-block cluster, at 4 or 6 packs a
+// thread, fills 128 threads or more and at most held_bwd_max_threads), held in registers, where
+// more rows than those clusters all fit at once take them: within one round tier 2r's clusters
+// ran faster ([8, 131072] float32 6.4 against 6.8 us, float16 4.3 against 4.9). H200 kernel times,
+// two rounds, the tiers before (tier 3a's ring, persistent or a cluster a row) -> this: float32
+// [64, 152064] 34.9 / 34.2 -> 33.1 / 33.0 us, [16, 152064] 12.1 / 12.3 -> 10.8 / 10.9, [128,
+// 152064] 63.2 / 63.0 -> 59.6 / 59.7, [64, 131080] 34.3 / 34.2 -> 31.8 / 30.8, [300, 131080] 119.0
+// / 119.4 -> 116.8 / 118.6, [2048, 151936] 878.6 / 878.9 -> 863.5 / 864.2; float16 [64, 152064]
+// 20.5 / 20.7 -> 18.6 / 18.9, [2048, 151936] 473.5 / 473.3 -> 428.7 / 429.2. Not longer rows (at 6
+// or 8 packs a thread, float32 [64, 170000] 40.6 -> 41.0-41.7, float16 [300, 300000] 133.1-133.8
+// -> 136.0-136.9), nor 16-bit rows at 4 or 8 packs ([64, 152064] 19.1-20.5), nor log_softmax,
+// whose accurate exp an element tied ([64, 152064] float32 34.8 / 35.2 -> 35.4 / 34.1 at 4 packs).
+// MT_SOFTMAX_HELD_BWD=0 turns it off, 1 takes it wherever its block fits.
+template <typename T, bool Log>
+bool launch_held_cluster_rows(const Ptrs& p, int64_t rows, int64_t cols) {
+  static const int forced = env_int("MT_SOFTMAX_HELD_BWD", -1);
+  if constexpr (sizeof(T) <= 4 && !Log) {
+    constexpr int cs = kMaxClusterBlocks;
+    const int64_t share = ceil_div(cols / pack_size<T>(), int64_t(cs));
+    const int64_t threads = ceil_div(share, int64_t(held_bwd_packs<T>()) * 32) * 32;
+    const auto kernel = softmax_bwd_held_cluster_kernel<T, Log>;
+    if (forced == 0 || threads < 128 || threads > held_bwd_max_threads<T>() ||
+        (forced != 1 && (cols <= 131072 || rows <= active_clusters(kernel, cs, int(threads), 0))))
+      return false;
+    return launch_clustered(kernel, rows, cs, int(threads), 0, static_cast<const T*>(p.a),
+                            static_cast<const T*>(p.b), static_cast<T*>(p.out), cols);
+  }
+  return false;
 }
 
 // Whether a backward row of many that one block holds takes the narrow packs (2 of y and 2 of dy
@@ -339,6 +371,8 @@ void launch_row_tiers(const Ptrs& p, int64_t rows, int64_t cols) {
   const DeviceInfo& dev = device_info();
   const int64_t npk = ceil_div(cols, N);
   const bool vec = p.aligned() && (cols * sizeof(T)) % 16 == 0;
+  if constexpr (Bwd && sizeof(T) <= 4)
+    if (vec && dev.clusters && launch_held_cluster_rows<T, Log>(p, rows, cols)) return;
   if (npk <= 32 * lanes_tier_max_packs<T, Bwd>() &&
       !forward_prefers_block<T, Log>(rows, npk, Bwd))
     return launch_lanes_tier<T, Log, Bwd>(p, rows, cols, vec);

@@ -88,4 +88,85 @@ __global__ void __launch_bounds__(kRereadThreads)
   }
 }
 
+
+// Tier 2h: the backward's long aligned 16- and 32-bit rows over a 16-block cluster a row (rows of
+// 131,073 to 155,648 floats or 196,608 16-bit values, launch_held_cluster_rows), HELD packs of y
+// and of dy a thread loaded once, straight into registers (a thread's loads all in flight at once,
+// issued back to back as predicated loads), the row's sum exchanged through distributed shared
+// memory, dx computed from the registers. Each element crosses HBM once in and once out, with no
+// ring in shared memory: a thread's fixed work is a few instructions, where the staged kernel's
+// copies, waits and owned tests took ~560 instructions a warp ([64, 152064] float32, ncu; QuACK's
+// backward, which holds its rows in registers after one wait on its copies, 356). 16-bit values
+// stay words, converted in each of the two passes. The block stays small enough for two an SM:
+// float32 4 packs a thread and at most 608 threads (48 registers), 16-bit 6 packs and at most 256
+// threads (64 registers).
+template <typename T>
+constexpr int held_bwd_packs() {
+  return sizeof(T) == 4 ? 4 : 6;
+}
+template <typename T>
+constexpr int held_bwd_max_threads() {
+  return sizeof(T) == 4 ? 608 : 256;
+}
+
+// (The 16-bit kernel is bounded as for 480 threads, two an SM: a cap of 64 registers, where a bound
+// of 256 let ptxas take 127.)
+template <typename T, bool Log>
+__global__ void __launch_bounds__(sizeof(T) == 4 ? 608 : 480, 2)
+    softmax_bwd_held_cluster_kernel(const T* __restrict__ y, const T* __restrict__ dy,
+                                    T* __restrict__ dx, int64_t cols) {
+  static_assert(sizeof(T) <= 4, "16- and 32-bit rows");
+  constexpr int N = pack_size<T>(), HELD = held_bwd_packs<T>();
+  using P = Pack<T, N>;
+  using W = PackWords<T, N>;
+  __shared__ float scratch[64];
+  __shared__ ClusterSlots<float> slots;
+  unsigned clusters, size;
+  const int64_t row = cluster_index_and_count(clusters);
+  const int npk = int(cols / N), bd = int(blockDim.x);
+  const int rank = int(cluster_rank_and_size(size)), share = (npk + int(size) - 1) / int(size);
+  const int begin = min(npk, rank * share), end = min(npk, begin + share);
+  const int first = begin + int(threadIdx.x);
+  const int64_t at = row * cols;
+  const P* ry = reinterpret_cast<const P*>(y + at);
+  const P* rdy = reinterpret_cast<const P*>(dy + at);
+  P* rdx = reinterpret_cast<P*>(dx + at);
+
+  W wy[HELD], wdy[HELD];
+#pragma unroll
+  for (int k = 0; k < HELD; ++k) {
+    const int p = first + k * bd;
+    wy[k] = W{};
+    wdy[k] = W{};
+    if (p < end) {
+      wy[k] = load_global_words<false>(ry + p);
+      wdy[k] = load_global_words<false>(rdy + p);
+    }
+  }
+  cluster_exchange_init(slots);
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < HELD; ++k) {
+    float fy[N], fdy[N];
+    unpack_words<T, N>(wy[k], fy);
+    unpack_words<T, N>(wdy[k], fdy);
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc += bwd_term<Log>(fy[j], fdy[j]);
+  }
+  int parity = 0;
+  float sum = block_allreduce_one_barrier(acc, SumOp(), 0.0f, scratch, parity);
+  ClusterRound round;
+  sum = cluster_allreduce(sum, SumOp(), 0.0f, slots, round);
+#pragma unroll
+  for (int k = 0; k < HELD; ++k) {
+    const int p = first + k * bd;
+    float fy[N], fdy[N], o[N];
+    unpack_words<T, N>(wy[k], fy);
+    unpack_words<T, N>(wdy[k], fdy);
+#pragma unroll
+    for (int j = 0; j < N; ++j) o[j] = bwd_out<Log, sizeof(T) == 2>(fy[j], fdy[j], sum);
+    store_global_whole_if(p < end, rdx + p, pack_of<T, N>(o));
+  }
+}
+
 }  // namespace mt
