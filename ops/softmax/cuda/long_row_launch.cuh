@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "core/cuda_check.h"
 #include "core/cuda_runtime.h"
@@ -102,12 +103,38 @@ void launch_split_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
 }
 
 // A tag for one launch's tier-3d partial slots (TaggedPartial): one sequence for every type and
-// direction, since launches of any of them reuse one another's scratch memory, and never 0.
+// direction, since launches of any of them share the slots (tagged_partial_slots), and never 0.
 inline unsigned next_partials_tag() {
   static std::atomic<unsigned> launches{0};
   unsigned tag = 0;
   while (tag == 0) tag = launches.fetch_add(1, std::memory_order_relaxed) + 1;
   return tag;
+}
+
+// Tier 3d's tagged slots, `count` of them (a block each), in memory of their own on the current
+// device: zeroed once, never freed, never handed to a tensor. A block waits on a slot until it
+// carries its launch's tag, so the slots may hold nothing else that looks like one. Scratch from
+// the pool did: a tensor's bytes left there can (16-bit data: a +0 beside a subnormal whose bits
+// equal a small tag), and a block then folded a stale partial (the tests, under twelve workers:
+// float32 [6, 180000] log_softmax's backward wrong on 2,386 of its elements, two runs in five,
+// after float16 [64, 152064] had freed its tensors). Here only earlier launches' tags remain,
+// which do not recur (next_partials_tag), and every launch runs on the one stream. Room for the
+// most blocks of kGridRowThreads an SM holds (a cooperative grid is all resident).
+inline TaggedPartial* tagged_partial_slots(int64_t count) {
+  constexpr int kMaxDevices = 64;
+  constexpr int64_t kMaxBlocksPerSm = 2048 / kGridRowThreads;
+  static std::mutex lock;
+  static void* slots[kMaxDevices] = {};
+  const int index = cuda::current_device();
+  const int64_t room = kMaxBlocksPerSm * device_info().sm_count;
+  MT_ASSERT(index < kMaxDevices && count <= room, "tier 3d asked for ", count, " slots");
+  std::lock_guard<std::mutex> hold(lock);
+  if (slots[index] == nullptr) {
+    void* fresh = cuda::allocate(size_t(room) * sizeof(TaggedPartial), index);
+    cuda::memset_zero(fresh, size_t(room) * sizeof(TaggedPartial), index);
+    slots[index] = fresh;
+  }
+  return static_cast<TaggedPartial*>(slots[index]);
 }
 
 // Tier 3d's packs of each tensor a block caches: half an SM's shared memory (the SM's total is
@@ -185,8 +212,11 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   static const int forced_online = env_int("MT_SOFTMAX_GRID_ONLINE", -1);
   const bool online = forced_online >= 0 ? forced_online != 0 : sizeof(T) <= 4;
   const unsigned tag = tagged && kTaggable<T> ? next_partials_tag() : 0;  // 0: the grid barrier
-  // A 16-byte slot a block: a TaggedPartial, or float64's MaxSum.
-  cuda::ScratchBuffer scratch(size_t(rows * chunks) * sizeof(TaggedPartial));
+  // A 16-byte slot a block: a TaggedPartial (its own memory), or float64's MaxSum (scratch: the
+  // grid barrier orders its stores before the loads).
+  cuda::ScratchBuffer scratch(tag != 0 ? 0 : size_t(rows * chunks) * sizeof(MaxSum<A>));
+  MaxSum<A>* partials = tag != 0 ? reinterpret_cast<MaxSum<A>*>(tagged_partial_slots(rows * chunks))
+                                 : scratch.as<MaxSum<A>>();
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeCooperative;
   attr.val.cooperative = 1;
@@ -194,7 +224,7 @@ bool launch_grid_row_tier(const Ptrs& p, int64_t rows, int64_t cols) {
   const cudaError_t err = cudaLaunchKernelEx(
       &config, kernel, static_cast<const T*>(p.a), static_cast<const T*>(p.b),
       static_cast<T*>(p.out), cols, chunk, chunks, int(grid_row_cache_packs<Bwd>()), vec,
-      evict_cached, hold_tail, out_evict, online, tag, scratch.as<MaxSum<A>>());
+      evict_cached, hold_tail, out_evict, online, tag, partials);
   if (err == cudaErrorCooperativeLaunchTooLarge) {  // another context holds part of the GPU
     (void)cudaGetLastError();
     return false;
