@@ -17,7 +17,7 @@
 // leaves threads idle lost ([8192, 6144], 768 packs: 73.3 -> 77.7; [1024, 10240], 1280: 18.2 ->
 // 18.8), as did 8-byte packs (Inductor's layout for trips of 2048 values; [16384, 4096] 107) and
 // blocks of 256 or 1024 threads at two packs a thread on some rows (its launchers in
-// softmax_cuda.cu have the rest).
+// softmax_cuda.cu have the rest). Tier 2h, below, reads long rows once and holds them instead.
 #pragma once
 
 #include "core/dtype.h"
@@ -87,7 +87,6 @@ __global__ void __launch_bounds__(kRereadThreads)
     store_global_whole(rdx + p, pack_of<T, N>(o));
   }
 }
-
 
 // Tier 2h: the backward's long aligned 16- and 32-bit rows over a 16-block cluster a row (rows of
 // 131,073 to 155,648 floats or 196,608 16-bit values, launch_held_cluster_rows), HELD packs of y
