@@ -111,7 +111,7 @@ constexpr int held_bwd_max_threads() {
 // (The 16-bit kernel is bounded as for 480 threads, two an SM: a cap of 64 registers, where a bound
 // of 256 let ptxas take 127.)
 template <typename T, bool Log>
-__global__ void __launch_bounds__(sizeof(T) == 4 ? 608 : 480, 2)
+__global__ void __launch_bounds__(sizeof(T) == 4 ? held_bwd_max_threads<T>() : 480, 2)
     softmax_bwd_held_cluster_kernel(const T* __restrict__ y, const T* __restrict__ dy,
                                     T* __restrict__ dx, int64_t cols) {
   static_assert(sizeof(T) <= 4, "16- and 32-bit rows");
